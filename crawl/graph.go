@@ -1,0 +1,79 @@
+package crawl
+
+// Edge types, as in the original schema.
+const (
+	ResolvesTo = "RESOLVES_TO" // host → IP (A/AAAA)
+	UsesNS     = "USES_NS"     // host → name server host
+	AliasOf    = "ALIAS_OF"    // host → CNAME target (never itself)
+	UsesMX     = "USES_MX"     // host → mail exchanger host
+	LinksTo    = "LINKS_TO"    // page host → linked host with another apex
+	UsesCert   = "USES_CERT"   // host → certificate SPKI SHA-256 (hex)
+)
+
+// Batch is one line of output, compatible with the original schema.
+type Batch struct {
+	ProbeID     string       `json:"probe_id"`
+	RunID       string       `json:"run_id"`
+	BatchID     string       `json:"batch_id"`
+	Timestamp   int64        `json:"timestamp"` // Unix seconds
+	NodesDomain []DomainNode `json:"nodes_domain"`
+	NodesIP     []IPNode     `json:"nodes_ip"`
+	NodesCert   []CertNode   `json:"nodes_cert"`
+	Edges       []Edge       `json:"edges"`
+	// Probes records each probed host's outcome per step, so that what
+	// failed is in the output rather than dropped.
+	Probes []ProbeOutcome `json:"probes,omitempty"`
+}
+
+// DomainNode is a host seen by the crawl (probed or discovered).
+type DomainNode struct {
+	Host      string   `json:"host"`
+	Apex      string   `json:"apex"` // eTLD+1 by the public suffix list
+	FirstSeen int64    `json:"first_seen"`
+	LastSeen  int64    `json:"last_seen"`
+	TXT       []string `json:"txt,omitempty"`
+}
+
+// IPNode is an address a host resolved to.
+type IPNode struct {
+	IP        string `json:"ip"`
+	FirstSeen int64  `json:"first_seen"`
+	LastSeen  int64  `json:"last_seen"`
+}
+
+// CertNode is a leaf certificate seen on a host's TLS connection, recorded
+// whether or not it verified.
+type CertNode struct {
+	SPKISHA256 string   `json:"spki_sha256"`
+	SubjectCN  string   `json:"subject_cn"`
+	IssuerCN   string   `json:"issuer_cn"`
+	NotBefore  int64    `json:"not_before"`
+	NotAfter   int64    `json:"not_after"`
+	SANs       []string `json:"sans,omitempty"`
+	Verified   bool     `json:"verified"`
+}
+
+// Edge is one relation between two nodes.
+type Edge struct {
+	Type       string `json:"type"`
+	Source     string `json:"source"`
+	Target     string `json:"target"`
+	ObservedAt int64  `json:"observed_at"`
+	ProbeID    string `json:"probe_id"`
+	RunID      string `json:"run_id"`
+}
+
+// ProbeOutcome is how each step of one host's probe ended. Status values are
+// short snake_case words ("ok", "nxdomain", "timeout", "robots_blocked",
+// "excluded", "tls_error", ...); Detail carries the error text, if any.
+type ProbeOutcome struct {
+	Host  string        `json:"host"`
+	Steps []StepOutcome `json:"steps"`
+}
+
+// StepOutcome is one step's result within a [ProbeOutcome].
+type StepOutcome struct {
+	Step   string `json:"step"` // "dns", "robots", "page", "tls"
+	Status string `json:"status"`
+	Detail string `json:"detail,omitempty"`
+}

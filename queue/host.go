@@ -1,0 +1,119 @@
+package queue
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// idnaProfile maps Unicode names to their ASCII (punycode) form as lookups
+// do; label syntax is checked by NormalizeHost itself so that the reason given
+// is precise and underscores (common in real hostnames) stay accepted.
+var idnaProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false))
+
+// NormalizeHost turns user or network input into the canonical host form used
+// everywhere in spyder: trimmed, a URL or host:port reduced to its host,
+// lowercased, trailing dot stripped, IDN converted to punycode. It rejects,
+// wrapping [ErrInvalidHost] with the reason, names that are empty, too long
+// (over 253 bytes, or a label over 63), contain an empty label or a character
+// not allowed in a hostname, have a single label, or are IP addresses.
+func NormalizeHost(in string) (string, error) {
+	s := strings.TrimSpace(strings.TrimPrefix(in, "\ufeff"))
+	if s == "" {
+		return "", invalid(in, "empty")
+	}
+	if len(s) > 2048 {
+		return "", invalid(in, "too long")
+	}
+	if i := strings.Index(s, "://"); i > 0 {
+		u, err := url.Parse(s)
+		if err != nil {
+			return "", invalid(in, "not a valid URL")
+		}
+		s = u.Hostname()
+	} else {
+		if i := strings.IndexAny(s, "/?#"); i >= 0 {
+			s = s[:i]
+		}
+		if h, port, ok := strings.Cut(s, ":"); ok && port != "" && allDigits(port) && !strings.Contains(port, ":") {
+			s = h
+		}
+	}
+	if strings.HasPrefix(s, "[") || strings.Count(s, ":") > 1 {
+		return "", invalid(in, "IP address, not a host name")
+	}
+	if _, err := netip.ParseAddr(s); err == nil {
+		return "", invalid(in, "IP address, not a host name")
+	}
+	s = strings.ToLower(s)
+	s = strings.TrimSuffix(s, ".")
+	if s == "" {
+		return "", invalid(in, "empty")
+	}
+	if !isASCII(s) {
+		a, err := idnaProfile.ToASCII(s)
+		if err != nil {
+			return "", invalid(in, "not a valid internationalised name")
+		}
+		s = a
+	}
+	if len(s) > 253 {
+		return "", invalid(in, fmt.Sprintf("too long (%d bytes, at most 253)", len(s)))
+	}
+	labels := strings.Split(s, ".")
+	if len(labels) < 2 {
+		return "", invalid(in, "single label, not a domain name")
+	}
+	for _, l := range labels {
+		switch {
+		case l == "":
+			return "", invalid(in, "empty label")
+		case len(l) > 63:
+			return "", invalid(in, fmt.Sprintf("label %.20q… too long (%d bytes, at most 63)", l, len(l)))
+		case l[0] == '-' || l[len(l)-1] == '-':
+			return "", invalid(in, fmt.Sprintf("label %q starts or ends with a hyphen", l))
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return "", invalid(in, fmt.Sprintf("bad character %q", c))
+			}
+		}
+	}
+	if allDigits(labels[len(labels)-1]) {
+		return "", invalid(in, "numeric top-level label")
+	}
+	return s, nil
+}
+
+func invalid(in, reason string) error {
+	const max = 80
+	if len(in) > max {
+		in = in[:max] + "…"
+	}
+	return fmt.Errorf("%w %q: %s", ErrInvalidHost, in, reason)
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
