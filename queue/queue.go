@@ -174,7 +174,7 @@ const (
 type Record struct {
 	Kind     string
 	Item     *Item     // pending, processing, and dead when it decoded
-	Raw      []byte    // dead: the stored bytes when they did not decode
+	Raw      []byte    // pending or dead: the stored bytes when they did not decode
 	LeaseID  string    // processing
 	Deadline time.Time // processing
 	Error    string    // dead

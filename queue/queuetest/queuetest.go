@@ -1,0 +1,182 @@
+// Package queuetest is the conformance suite every [queue.Queue] backend
+// runs, so that the bbolt and the Redis backends behave identically. A
+// backend's test calls [Run] with a factory that returns a fresh, empty,
+// isolated queue; each subtest gets its own queue and most run in parallel.
+//
+// The suite uses real time (the contract has no clock), with short lease
+// TTLs where expiry matters. Import it only from tests and benchmarks.
+package queuetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"spyder/queue"
+)
+
+// Run runs every conformance case against queues made by newQueue. newQueue
+// is called once per subtest and must return an empty queue no other subtest
+// sees; it should register its own cleanup with t.Cleanup, and that cleanup
+// must tolerate the queue having been closed already (the suite closes some
+// queues itself and ignores the result of a second Close).
+func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
+	t.Helper()
+	cases := []struct {
+		name string
+		fn   func(t *testing.T, q queue.Queue)
+	}{
+		// Seed
+		{"SeedCountsAddedDuplicateRejected", testSeedCounts},
+		{"SeedDedupsWithinOneCall", testSeedDedupWithinCall},
+		{"SeedDedupsAgainstSeenAfterAck", testSeedDedupAfterAck},
+		{"SeedStoresOriginalItemJSON", testSeedItemJSON},
+		{"SeedCancelledStoresNothing", testSeedCancelled},
+		// Lease
+		{"LeaseReturnsFIFOOrder", testLeaseFIFO},
+		{"LeaseNeverHandsOutAnItemTwice", testLeaseExclusive},
+		{"LeaseEmptyWaitsBoundedTime", testLeaseEmptyWaits},
+		{"LeaseWakesWhenWorkArrives", testLeaseWakes},
+		{"LeaseReturnsPromptlyOnCancel", testLeaseCancel},
+		{"LeaseSendsUndecodableItemsToDead", testLeaseUndecodable},
+		// Ack, Extend, lost leases
+		{"AckRemovesItem", testAck},
+		{"AckTwiceReportsLeaseLost", testAckTwice},
+		{"ExtendMovesDeadline", testExtend},
+		{"StaleLeaseLeavesNewHolderAlone", testStaleLease},
+		// Fail, Reclaim, Release
+		{"FailRetriesThenDeadWithError", testFailRetriesThenDead},
+		{"FailWithMaxAttemptsOneGoesDead", testFailMaxOne},
+		{"ReclaimRequeuesExpiredWithAttemptPlusOne", testReclaim},
+		{"ReclaimSendsExhaustedToDead", testReclaimDead},
+		{"ReleaseReturnsLeasesUnchanged", testRelease},
+		// Stats and dead
+		{"StatsCountsEveryCollection", testStats},
+		{"StatsReportsOldestLeaseAge", testStatsLeaseAge},
+		{"DeadRetryDeadPurgeDead", testDeadRetryPurge},
+		// Unknown fields
+		{"UnknownFieldsSurviveEveryPath", testUnknownFields},
+		// Dump, Load, Export, Import
+		{"DumpLoadRoundTrip", twoQueues(newQueue, testDumpLoad)},
+		{"LoadedLeaseCanBeAcked", twoQueues(newQueue, testLoadedLease)},
+		{"ExportImportRoundTrip", twoQueues(newQueue, testExportImport)},
+		{"LoadIntoNonEmptyReportsErrNotEmpty", testLoadNotEmpty},
+		{"ImportBadLineAppliesNothing", testImportBadLine},
+		// Lifecycle
+		{"ClosedQueueReportsErrClosed", testClosed},
+		// Concurrency
+		{"ConcurrentLeaseAckEachItemOnce", testConcurrent},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, newQueue(t))
+		})
+	}
+}
+
+// twoQueues adapts a case that moves state from one queue into a second.
+func twoQueues(newQueue func(t *testing.T) queue.Queue, fn func(t *testing.T, q, q2 queue.Queue)) func(*testing.T, queue.Queue) {
+	return func(t *testing.T, q queue.Queue) { fn(t, q, newQueue(t)) }
+}
+
+// Long is a lease TTL that never expires during a test.
+const long = time.Hour
+
+// MustSeed seeds hosts and fails the test on error.
+func mustSeed(tb testing.TB, q queue.Queue, hosts ...string) queue.SeedResult {
+	tb.Helper()
+	res, err := q.Seed(context.Background(), hosts)
+	if err != nil {
+		tb.Fatalf("Seed(%q) error: %v", hosts, err)
+	}
+	return res
+}
+
+// mustLease leases up to n items without waiting.
+func mustLease(tb testing.TB, q queue.Queue, n int, ttl time.Duration) []queue.Lease {
+	tb.Helper()
+	ls, err := q.Lease(context.Background(), n, ttl, 0)
+	if err != nil {
+		tb.Fatalf("Lease(%d) error: %v", n, err)
+	}
+	return ls
+}
+
+func mustLeaseOne(tb testing.TB, q queue.Queue, ttl time.Duration) queue.Lease {
+	tb.Helper()
+	ls := mustLease(tb, q, 1, ttl)
+	if len(ls) != 1 {
+		tb.Fatalf("Lease(1) returned %d leases, want 1", len(ls))
+	}
+	return ls[0]
+}
+
+func mustStats(tb testing.TB, q queue.Queue) queue.Stats {
+	tb.Helper()
+	s, err := q.Stats(context.Background())
+	if err != nil {
+		tb.Fatalf("Stats() error: %v", err)
+	}
+	return s
+}
+
+// wantCounts compares the four collection sizes, ignoring lease age.
+func wantCounts(tb testing.TB, q queue.Queue, pending, processing, dead, seen int64) {
+	tb.Helper()
+	s := mustStats(tb, q)
+	got := [4]int64{s.Pending, s.Processing, s.Dead, s.Seen}
+	want := [4]int64{pending, processing, dead, seen}
+	if got != want {
+		tb.Errorf("Stats() pending/processing/dead/seen = %v, want %v", got, want)
+	}
+}
+
+func hostsOf(ls []queue.Lease) []string {
+	hs := make([]string, len(ls))
+	for i, l := range ls {
+		hs[i] = l.Item.Host
+	}
+	return hs
+}
+
+func mustAck(tb testing.TB, q queue.Queue, l queue.Lease) {
+	tb.Helper()
+	if err := q.Ack(context.Background(), l); err != nil {
+		tb.Fatalf("Ack(%s) error: %v", l.Item.Host, err)
+	}
+}
+
+func mustFail(tb testing.TB, q queue.Queue, l queue.Lease, reason string, max int) {
+	tb.Helper()
+	if err := q.Fail(context.Background(), l, reason, max); err != nil {
+		tb.Fatalf("Fail(%s) error: %v", l.Item.Host, err)
+	}
+}
+
+// reclaimUntil runs Reclaim until the hosts in want (sorted) have been
+// requeued or sent dead, or two seconds pass: backends may keep deadlines at
+// millisecond or coarser precision, so a lease of 10ms is expired "soon".
+func reclaimUntil(tb testing.TB, q queue.Queue, max int, want int) queue.ReclaimResult {
+	tb.Helper()
+	var all queue.ReclaimResult
+	stop := time.Now().Add(2 * time.Second)
+	for {
+		r, err := q.Reclaim(context.Background(), queue.DefaultLeaseTTL, max)
+		if err != nil {
+			tb.Fatalf("Reclaim() error: %v", err)
+		}
+		all.Requeued = append(all.Requeued, r.Requeued...)
+		all.Dead = append(all.Dead, r.Dead...)
+		if len(all.Requeued)+len(all.Dead) >= want || time.Now().After(stop) {
+			slices.Sort(all.Requeued)
+			slices.Sort(all.Dead)
+			return all
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func isLeaseLost(err error) bool { return errors.Is(err, queue.ErrLeaseLost) }
