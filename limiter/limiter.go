@@ -91,9 +91,14 @@ func MaxEntries(n int) Option {
 	}
 }
 
-// maxShards is how many independently locked parts the key table is split
-// into, so that workers hitting different keys rarely wait for each other.
-const maxShards = 32
+// The key table is split into up to maxShards independently locked parts,
+// so that workers hitting different keys rarely wait for each other. Each
+// part holds an equal share of the bound, at least minShardEntries keys, so
+// that an uneven spread of keys wastes little of it.
+const (
+	maxShards       = 32
+	minShardEntries = 256
+)
 
 // New returns a Local that lets perSecond requests per second through for
 // each key, with bursts of up to burst requests. A perSecond of +Inf, zero,
@@ -103,7 +108,7 @@ func New(perSecond float64, burst int, opts ...Option) *Local {
 	for _, o := range opts {
 		o(&c)
 	}
-	n := min(maxShards, c.maxEntries)
+	n := min(maxShards, max(1, c.maxEntries/minShardEntries))
 	l := &Local{
 		seed:   maphash.MakeSeed(),
 		shards: make([]shard, n),
@@ -112,11 +117,11 @@ func New(perSecond float64, burst int, opts ...Option) *Local {
 	r, b := limits(perSecond, burst)
 	for i := range l.shards {
 		// Split the bound exactly, so the shards together never exceed it.
-		max := c.maxEntries / n
+		size := c.maxEntries / n
 		if i < c.maxEntries%n {
-			max++
+			size++
 		}
-		l.shards[i] = shard{limit: r, burst: b, max: max, m: make(map[string]*entry), evictions: &l.evictions}
+		l.shards[i] = shard{limit: r, burst: b, max: size, m: make(map[string]*entry), evictions: &l.evictions}
 	}
 	return l
 }
