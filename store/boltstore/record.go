@@ -1,0 +1,138 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"spyder/queue"
+)
+
+// backBase is where appended pending keys start, leaving the lower half of
+// the key space for items returned to the front.
+const backBase = 1 << 63
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// pushBack appends raw to pending.
+func pushBack(b *bbolt.Bucket, raw []byte) error {
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	return b.Put(u64(backBase+seq), raw)
+}
+
+// pushFront puts raw before every pending item.
+func pushFront(b *bbolt.Bucket, raw []byte) error {
+	k, _ := b.Cursor().First()
+	if k == nil {
+		return pushBack(b, raw)
+	}
+	return b.Put(u64(binary.BigEndian.Uint64(k)-1), raw)
+}
+
+// procValue is a processing record: deadline and lease start in Unix ns,
+// then the item bytes.
+func procValue(deadline, start time.Time, raw []byte) []byte {
+	v := make([]byte, 16, 16+len(raw))
+	binary.BigEndian.PutUint64(v, uint64(deadline.UnixNano()))
+	binary.BigEndian.PutUint64(v[8:], uint64(start.UnixNano()))
+	return append(v, raw...)
+}
+
+type procRecord struct {
+	deadline, start time.Time
+	raw             []byte // aliases the value; copy before the tx ends
+}
+
+func parseProc(v []byte) (procRecord, error) {
+	if len(v) < 16 {
+		return procRecord{}, errors.New("short processing record")
+	}
+	return procRecord{
+		deadline: time.Unix(0, int64(binary.BigEndian.Uint64(v))),
+		start:    time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))),
+		raw:      v[16:],
+	}, nil
+}
+
+// newLeaseID returns the next lease ID, 16 hex digits so that IDs sort in
+// the order they were made.
+func newLeaseID(b *bbolt.Bucket) ([]byte, error) {
+	seq, err := b.NextSequence()
+	if err != nil {
+		return nil, err
+	}
+	return fmt.Appendf(nil, "%016x", seq), nil
+}
+
+// bumpLeaseSeq keeps newLeaseID from reusing a loaded ID of its own form.
+func bumpLeaseSeq(b *bbolt.Bucket, id string) error {
+	if len(id) != 16 {
+		return nil
+	}
+	n, err := strconv.ParseUint(id, 16, 64)
+	if err != nil || n <= b.Sequence() {
+		return nil
+	}
+	return b.SetSequence(n)
+}
+
+// putDead appends raw to dead with why and when.
+func putDead(b *bbolt.Bucket, raw []byte, reason string, at time.Time) error {
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	v := make([]byte, 12, 12+len(reason)+len(raw))
+	binary.BigEndian.PutUint64(v, uint64(at.Unix()))
+	binary.BigEndian.PutUint32(v[8:], uint32(len(reason)))
+	v = append(append(v, reason...), raw...)
+	return b.Put(u64(seq), v)
+}
+
+// parseDead decodes a dead value into a DeadItem, copying the bytes.
+func parseDead(v []byte) (queue.DeadItem, error) {
+	if len(v) < 12 {
+		return queue.DeadItem{}, errors.New("short dead record")
+	}
+	n := int(binary.BigEndian.Uint32(v[8:]))
+	if len(v) < 12+n {
+		return queue.DeadItem{}, errors.New("short dead record")
+	}
+	d := queue.DeadItem{
+		At:    int64(binary.BigEndian.Uint64(v)),
+		Error: string(v[12 : 12+n]),
+		Raw:   append([]byte(nil), v[12+n:]...),
+	}
+	if it, err := queue.DecodeItem(d.Raw); err == nil {
+		d.Item = &it
+	}
+	return d, nil
+}
+
+// retryOrBury returns raw's item to the back of pending with attempt+1, or
+// to dead with reason once that reaches max. It reports whether it died.
+func retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, now time.Time) (host string, dead bool, err error) {
+	it, derr := queue.DecodeItem(raw)
+	if derr != nil {
+		return "", true, putDead(tx.Bucket(bucketDead), raw, "undecodable item: "+derr.Error(), now)
+	}
+	if max <= 0 {
+		max = queue.DefaultMaxAttempts
+	}
+	it.Attempt++
+	enc, err := it.MarshalJSON()
+	if err != nil {
+		return it.Host, true, putDead(tx.Bucket(bucketDead), raw, "unencodable item: "+err.Error(), now)
+	}
+	if it.Attempt >= max {
+		return it.Host, true, putDead(tx.Bucket(bucketDead), enc, reason, now)
+	}
+	return it.Host, false, pushBack(tx.Bucket(bucketPending), enc)
+}

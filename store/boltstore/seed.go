@@ -1,0 +1,65 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"spyder/queue"
+)
+
+// seedChunk is how many hosts one Seed transaction takes.
+const seedChunk = 50_000
+
+// Seed implements [queue.Queue.Seed]: one transaction per chunk of hosts.
+// A cancelled ctx stops it between chunks; chunks already committed stay,
+// and their counts are returned with the error.
+func (s *Store) Seed(ctx context.Context, hosts []string) (queue.SeedResult, error) {
+	var res queue.SeedResult
+	if err := s.check(ctx); err != nil {
+		return res, err
+	}
+	ts := s.now().Unix()
+	norm := make([]string, 0, min(len(hosts), seedChunk))
+	for start := 0; start < len(hosts); start += seedChunk {
+		norm = norm[:0]
+		for i, in := range hosts[start:min(start+seedChunk, len(hosts))] {
+			h, err := queue.NormalizeHost(in)
+			if err != nil {
+				res.Rejected = append(res.Rejected, queue.Rejection{Index: start + i, Input: in, Err: err})
+				continue
+			}
+			norm = append(norm, h)
+		}
+		var added, dup int
+		err := s.update(ctx, func(tx *bbolt.Tx) error {
+			added, dup = 0, 0
+			seen, pending := tx.Bucket(bucketSeen), tx.Bucket(bucketPending)
+			for _, h := range norm {
+				if seen.Get([]byte(h)) != nil {
+					dup++
+					continue
+				}
+				if err := seen.Put([]byte(h), []byte{}); err != nil {
+					return err
+				}
+				it := queue.Item{Host: h, TS: ts}
+				if err := pushBack(pending, it.Encode()); err != nil {
+					return err
+				}
+				added++
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("seed: %w", err)
+		}
+		res.Added += added
+		res.Duplicate += dup
+		if added > 0 {
+			s.wake()
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,193 @@
+// Package boltstore keeps a spyder crawl's whole state in one bbolt file: the
+// work queue (buckets pending, processing, dead, seen) and, through [Store.DB],
+// whatever other buckets the crawl adds (emitted sets, output spool).
+//
+// # Layout
+//
+//   - pending: 8-byte big-endian keys → item JSON. Keys grow from 1<<63 for
+//     items appended at the back; items returned to the front (Release) get
+//     keys below the first one, so cursor order is FIFO.
+//   - processing: lease ID → deadline (Unix ns), lease start (Unix ns), item
+//     JSON. A reopened file knows which leases expired. Lease IDs are 16 hex
+//     digits from the bucket's sequence.
+//   - dead: 8-byte big-endian sequence → death time (Unix s), error length,
+//     error, item bytes; oldest first.
+//   - seen: normalised host → empty value.
+//
+// # Group commit
+//
+// Lease, Ack, Extend and Fail from any number of goroutines are gathered by
+// one committer goroutine into a single read-write transaction (one fsync):
+// while one transaction commits, the next batch forms. A call returns once
+// its transaction is durable.
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"spyder/queue"
+)
+
+var _ queue.Queue = (*Store)(nil)
+
+var (
+	bucketPending    = []byte("pending")
+	bucketProcessing = []byte("processing")
+	bucketDead       = []byte("dead")
+	bucketSeen       = []byte("seen")
+)
+
+// Options configure [Open]. The zero value is ready to use.
+type Options struct {
+	// Timeout bounds the wait for the file lock held by another process;
+	// zero means 1s. Open then fails naming the file.
+	Timeout time.Duration
+
+	// Now returns the current time, for lease deadlines, item timestamps and
+	// death times; nil means time.Now. Lease waits use real time regardless.
+	Now func() time.Time
+
+	// NoSync skips fsync on commit. Only for tests: a machine crash may then
+	// lose or corrupt the file.
+	NoSync bool
+}
+
+// Store is a bbolt-backed [queue.Queue]. It is safe for concurrent use by
+// many goroutines; the file is locked against other processes while open.
+type Store struct {
+	db   *bbolt.DB
+	path string
+	now  func() time.Time
+
+	ops    chan *op      // to the committer
+	quit   chan struct{} // closed by Close
+	exited chan struct{} // closed when the committer has returned
+	closed atomic.Bool
+	once   sync.Once
+
+	mu    sync.Mutex
+	avail chan struct{} // closed and replaced when pending grows
+}
+
+// Open opens (creating if needed) the bbolt file at path and starts the
+// committer. It fails with a message naming the file when another process
+// holds it (after Options.Timeout) or when it is not a bbolt database, in
+// which case the file is left as it was.
+func Open(path string, o Options) (*Store, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+		Timeout:        o.Timeout,
+		NoSync:         o.NoSync,
+		NoFreelistSync: true,
+		FreelistType:   bbolt.FreelistMapType,
+	})
+	switch {
+	case errors.Is(err, bbolt.ErrTimeout):
+		return nil, fmt.Errorf("boltstore: %s is locked by another process (waited %v): %w", path, o.Timeout, err)
+	case errors.Is(err, bbolt.ErrInvalid), errors.Is(err, bbolt.ErrVersionMismatch), errors.Is(err, bbolt.ErrChecksum):
+		return nil, fmt.Errorf("boltstore: %s is not a bbolt database: %w", path, err)
+	case err != nil:
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("bucket %s: %w", b, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	s := &Store{
+		db:     db,
+		path:   path,
+		now:    o.Now,
+		ops:    make(chan *op),
+		quit:   make(chan struct{}),
+		exited: make(chan struct{}),
+		avail:  make(chan struct{}),
+	}
+	go s.commitLoop()
+	return s, nil
+}
+
+// DB returns the underlying database, so other packages can keep their own
+// buckets in the same file. They must not touch the queue's buckets
+// (pending, processing, dead, seen). It stays valid until Close.
+func (s *Store) DB() *bbolt.DB { return s.db }
+
+// Path returns the file the store was opened from.
+func (s *Store) Path() string { return s.path }
+
+// Close stops the committer, waiting for the batch in progress, and closes
+// the file. Leases held are kept in the file and expire. A second Close
+// returns queue.ErrClosed.
+func (s *Store) Close() error {
+	err := queue.ErrClosed
+	s.once.Do(func() {
+		s.closed.Store(true)
+		close(s.quit)
+		<-s.exited
+		err = s.db.Close()
+	})
+	return err
+}
+
+// view and update run fn in a transaction, translating errors at one edge.
+func (s *Store) view(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return translate(s.db.View(fn))
+}
+
+func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return translate(s.db.Update(fn))
+}
+
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return queue.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// translate maps bbolt's errors to the queue's sentinels.
+func translate(err error) error {
+	if errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+		return queue.ErrClosed
+	}
+	return err
+}
+
+// wake tells waiting Lease calls that pending grew.
+func (s *Store) wake() {
+	s.mu.Lock()
+	close(s.avail)
+	s.avail = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *Store) availCh() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.avail
+}
