@@ -1,0 +1,277 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"spyder/queue"
+)
+
+// dumpChunk is how many elements Dump reads and Load writes per round trip.
+const dumpChunk = 1000
+
+//go:embed snapshot.lua
+var snapshotLua string
+
+var snapshotScript = redis.NewScript(snapshotLua)
+
+// Dump implements [queue.Queue] on a consistent snapshot: one script copies
+// the state keys server-side, Dump reads the copies in chunks and deletes
+// them. Items an older worker left in the legacy processing list come out
+// as processing records with lease IDs "legacy-1", "legacy-2", … and the
+// deadline their reclaim is due (first noticed, or now, plus the default
+// lease TTL); bytes that do not decode come out as raw pending records.
+func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	snap, err := s.tempKeys("dump")
+	if err != nil {
+		return err
+	}
+	from, to := s.k.state(), snap.state()
+	v, err := s.run(ctx, "dump", snapshotScript, append(from, to...), 3600)
+	if err != nil {
+		return err
+	}
+	defer s.c.Del(context.WithoutCancel(ctx), to...)
+	now := time.UnixMilli(toInt64(v))
+	if err := s.dumpPending(ctx, snap, fn); err != nil {
+		return err
+	}
+	if err := s.dumpProcessing(ctx, snap, now, fn); err != nil {
+		return err
+	}
+	if err := s.dumpDead(ctx, snap, fn); err != nil {
+		return err
+	}
+	return s.dumpSeen(ctx, snap, fn)
+}
+
+// tempKeys returns a fresh set of keys beside the queue's (same hash tag).
+func (s *Store) tempKeys(what string) (keys, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return keys{}, fmt.Errorf("redisstore: %s: %w", what, err)
+	}
+	return newKeys(s.base + ":" + what + "-" + hex.EncodeToString(b[:])), nil
+}
+
+// itemRecord is the record of stored item bytes of kind: the decoded item,
+// or the bytes themselves when they do not decode.
+func itemRecord(kind string, raw []byte) queue.Record {
+	if it, err := queue.DecodeItem(raw); err == nil {
+		return queue.Record{Kind: kind, Item: &it}
+	}
+	return queue.Record{Kind: kind, Raw: raw}
+}
+
+func (s *Store) dumpPending(ctx context.Context, snap keys, fn func(queue.Record) error) error {
+	n, err := s.c.LLen(ctx, snap.pending).Result()
+	if err != nil {
+		return interpret("dump", err)
+	}
+	for hi := n - 1; hi >= 0; hi -= dumpChunk { // oldest (rightmost) first
+		items, err := s.c.LRange(ctx, snap.pending, max(0, hi-dumpChunk+1), hi).Result()
+		if err != nil {
+			return interpret("dump", err)
+		}
+		slices.Reverse(items)
+		for _, raw := range items {
+			if err := fn(itemRecord(queue.KindPending, []byte(raw))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Store) dumpProcessing(ctx context.Context, snap keys, now time.Time, fn func(queue.Record) error) error {
+	for start := int64(0); ; start += dumpChunk {
+		zs, err := s.c.ZRangeWithScores(ctx, snap.leases, start, start+dumpChunk-1).Result()
+		if err != nil {
+			return interpret("dump", err)
+		}
+		if len(zs) == 0 {
+			break
+		}
+		ids := make([]string, len(zs))
+		for i, z := range zs {
+			ids[i] = z.Member.(string)
+		}
+		raws, err := s.c.HMGet(ctx, snap.leased, ids...).Result()
+		if err != nil {
+			return interpret("dump", err)
+		}
+		for i, z := range zs {
+			raw, ok := raws[i].(string)
+			if !ok {
+				continue // cannot happen: the scripts keep both keys in step
+			}
+			r := itemRecord(queue.KindProcessing, []byte(raw))
+			if r.Item == nil {
+				r.Kind = queue.KindPending // leased, and dead when settled
+			} else {
+				r.LeaseID, r.Deadline = ids[i], time.UnixMilli(int64(z.Score))
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+	}
+	legacy, err := s.c.LRange(ctx, snap.legacy, 0, -1).Result()
+	if err != nil {
+		return interpret("dump", err)
+	}
+	for i, raw := range legacy {
+		r := itemRecord(queue.KindProcessing, []byte(raw))
+		if r.Item == nil {
+			r.Kind = queue.KindPending
+		} else {
+			due := now
+			if ms, err := s.c.HGet(ctx, snap.legacySeen, raw).Int64(); err == nil {
+				due = time.UnixMilli(ms)
+			}
+			r.LeaseID = "legacy-" + strconv.Itoa(i+1)
+			r.Deadline = due.Add(queue.DefaultLeaseTTL)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) dumpDead(ctx context.Context, snap keys, fn func(queue.Record) error) error {
+	for start := int64(0); ; start += dumpChunk {
+		entries, err := s.c.LRange(ctx, snap.dead, start, start+dumpChunk-1).Result()
+		if err != nil {
+			return interpret("dump", err)
+		}
+		if len(entries) == 0 {
+			return nil
+		}
+		for _, e := range entries {
+			d := decodeDead([]byte(e))
+			r := queue.Record{Kind: queue.KindDead, Item: d.Item, Error: d.Error, At: d.At}
+			if d.Item == nil {
+				r.Raw = d.Raw
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (s *Store) dumpSeen(ctx context.Context, snap keys, fn func(queue.Record) error) error {
+	done := map[string]bool{} // SSCAN may repeat a member
+	var cursor uint64
+	for {
+		hosts, next, err := s.c.SScan(ctx, snap.seen, cursor, "", dumpChunk).Result()
+		if err != nil {
+			return interpret("dump", err)
+		}
+		for _, h := range hosts {
+			if done[h] {
+				continue
+			}
+			done[h] = true
+			if err := fn(queue.Record{Kind: queue.KindSeen, Host: h}); err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+//go:embed load.lua
+var loadLua string
+
+var loadScript = redis.NewScript(loadLua)
+
+// Load implements [queue.Queue] atomically: the records are written to
+// staging keys in chunks, then one script renames them into place if the
+// queue is still empty (else nothing changes and it returns
+// queue.ErrNotEmpty). Lease IDs and deadlines are kept, so a holder can
+// still ack; items are stored in their canonical encoding.
+func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	n, err := s.c.Exists(ctx, s.k.state()...).Result()
+	if err != nil {
+		return interpret("load", err)
+	}
+	if n > 0 {
+		return queue.ErrNotEmpty
+	}
+	stage, err := s.tempKeys("load")
+	if err != nil {
+		return err
+	}
+	staged := stage.state()
+	defer s.c.Del(context.WithoutCancel(ctx), staged...)
+	var maxSeq int64
+	pipe := s.c.Pipeline()
+	for i, r := range recs {
+		switch r.Kind {
+		case queue.KindPending:
+			raw := r.Raw
+			if r.Item != nil {
+				raw = r.Item.Encode()
+			}
+			pipe.LPush(ctx, stage.pending, raw)
+		case queue.KindProcessing:
+			if r.Item == nil || r.LeaseID == "" {
+				return fmt.Errorf("redisstore: load: record %d: processing needs an item and a lease ID", i)
+			}
+			pipe.ZAdd(ctx, stage.leases, redis.Z{Score: float64(r.Deadline.UnixMilli()), Member: r.LeaseID})
+			pipe.HSet(ctx, stage.leased, r.LeaseID, r.Item.Encode())
+			if seq, _, ok := strings.Cut(r.LeaseID, "-"); ok {
+				if n, err := strconv.ParseInt(seq, 10, 64); err == nil {
+					maxSeq = max(maxSeq, n)
+				}
+			}
+		case queue.KindDead:
+			raw, decoded := r.Raw, r.Item != nil
+			if decoded {
+				raw = r.Item.Encode()
+			}
+			pipe.RPush(ctx, stage.dead, encodeDead(raw, decoded, r.Error, r.At))
+		case queue.KindSeen:
+			pipe.SAdd(ctx, stage.seen, r.Host)
+		default:
+			return fmt.Errorf("redisstore: load: record %d: unknown kind %q", i, r.Kind)
+		}
+		if pipe.Len() >= dumpChunk {
+			if _, err := pipe.Exec(ctx); err != nil {
+				return interpret("load", err)
+			}
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return interpret("load", err)
+	}
+	keys := append(append(s.k.state(), staged...), s.k.leaseSeq)
+	v, err := s.run(ctx, "load", loadScript, keys, maxSeq)
+	if err != nil {
+		return err
+	}
+	if toInt64(v) != 1 {
+		return queue.ErrNotEmpty
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package redisstore
+
+import "strings"
+
+// keys holds every Redis key of one queue, all derived from its base. Keys
+// are the base plus a suffix, so a hash tag in the base ("{spyder}:queue")
+// is in every key and Redis Cluster keeps them in one slot, which the Lua
+// scripts require.
+type keys struct {
+	pending    string // list: LPUSH in, RPOP oldest (the original protocol)
+	legacy     string // list: in-flight items of the original protocol
+	dead       string // list: dead entries, RPUSH in, oldest at index 0
+	seen       string // set: every host ever seeded
+	leases     string // sorted set: lease ID → deadline (Unix ms)
+	leased     string // hash: lease ID → item bytes
+	leaseSeq   string // string: counter lease IDs are drawn from
+	legacySeen string // hash: legacy item bytes → when first noticed (Unix ms)
+}
+
+func newKeys(base string) keys {
+	return keys{
+		pending:    base,
+		legacy:     base + ":processing",
+		dead:       base + ":dead",
+		seen:       base + ":seen",
+		leases:     base + ":leases",
+		leased:     base + ":leased",
+		leaseSeq:   base + ":lease-seq",
+		legacySeen: base + ":processing-noticed",
+	}
+}
+
+// state lists the keys that hold queue state (not counters), the ones
+// Load requires absent.
+func (k keys) state() []string {
+	return []string{k.pending, k.legacy, k.dead, k.seen, k.leases, k.leased, k.legacySeen}
+}
+
+// staging returns the keys Load writes before it renames them into place.
+func (k keys) staging() keys {
+	return newKeys(k.pending + ":load")
+}
+
+// hashTag returns the part of key Redis Cluster hashes: the text between the
+// first "{" and the next "}" when that is not empty, else "".
+func hashTag(key string) string {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return ""
+	}
+	j := strings.IndexByte(key[i+1:], '}')
+	if j <= 0 {
+		return ""
+	}
+	return key[i+1 : i+1+j]
+}

@@ -1,0 +1,24 @@
+-- load.lua: put loaded state in place, only if the queue holds none.
+--
+-- KEYS[1..n] the state keys   KEYS[n+1..2n] the staged keys, same order
+-- KEYS[2n+1] lease ID counter
+-- ARGV[1] the highest lease sequence number among the loaded leases
+--
+-- Returns 1 when the staged keys were renamed into place, 0 (and nothing
+-- changed) when any state key exists.
+local n = (#KEYS - 1) / 2
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    return 0
+  end
+end
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[n + i]) == 1 then
+    redis.call('RENAME', KEYS[n + i], KEYS[i])
+  end
+end
+local seq = KEYS[2 * n + 1]
+if tonumber(ARGV[1]) > tonumber(redis.call('GET', seq) or '0') then
+  redis.call('SET', seq, ARGV[1])
+end
+return 1

@@ -1,0 +1,60 @@
+package redisstore
+
+import (
+	"context"
+	_ "embed"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"spyder/queue"
+)
+
+// seedChunk is how many hosts one seed script call takes.
+const seedChunk = 5000
+
+//go:embed seed.lua
+var seedLua string
+
+var seedScript = redis.NewScript(seedLua)
+
+// Seed implements [queue.Queue]: one script call per chunk of 5,000 valid
+// hosts dedups against the seen set and pushes the new ones. Items carry
+// the client's clock as ts. When ctx ends between chunks the chunks already
+// stored stay stored and are counted in the result returned with the error.
+func (s *Store) Seed(ctx context.Context, hosts []string) (queue.SeedResult, error) {
+	var res queue.SeedResult
+	if err := s.check(ctx); err != nil {
+		return res, err
+	}
+	ts := strconv.FormatInt(s.wallNow().Unix(), 10)
+	args := make([]any, 0, seedChunk+1)
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		v, err := s.run(ctx, "seed", seedScript, []string{s.k.pending, s.k.seen}, append([]any{ts}, args...)...)
+		if err != nil {
+			return err
+		}
+		added := int(toInt64(v))
+		res.Added += added
+		res.Duplicate += len(args) - added
+		args = args[:0]
+		return nil
+	}
+	for i, in := range hosts {
+		h, err := queue.NormalizeHost(in)
+		if err != nil {
+			res.Rejected = append(res.Rejected, queue.Rejection{Index: i, Input: in, Err: err})
+			continue
+		}
+		args = append(args, h)
+		if len(args) == seedChunk {
+			if err := flush(); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, flush()
+}

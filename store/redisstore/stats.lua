@@ -1,0 +1,29 @@
+-- stats.lua: sizes of the collections and the oldest lease's start.
+--
+-- KEYS[1] pending list   KEYS[2] legacy processing list   KEYS[3] dead list
+-- KEYS[4] seen set       KEYS[5] leases zset
+-- ARGV[1] now, Unix ms, or "" for the server's clock
+--
+-- Returns {pending, processing (leases + legacy items), dead, seen, now,
+-- start of the oldest lease in ms or -1}. Lease starts are read from the IDs
+-- ("<seq>-<start ms>"), which walks every lease: O(leases held).
+local now = tonumber(ARGV[1])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local oldest = -1
+for _, id in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
+  local start = tonumber(string.match(id, '^%d+%-(%d+)$'))
+  if start and (oldest < 0 or start < oldest) then
+    oldest = start
+  end
+end
+return {
+  redis.call('LLEN', KEYS[1]),
+  redis.call('ZCARD', KEYS[5]) + redis.call('LLEN', KEYS[2]),
+  redis.call('LLEN', KEYS[3]),
+  redis.call('SCARD', KEYS[4]),
+  now,
+  oldest,
+}

@@ -1,0 +1,204 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"spyder/queue"
+)
+
+// Options configures [Open].
+type Options struct {
+	// Key is the base key every queue key is built from (see the package
+	// doc); "" means [queue.DefaultKey]. With Redis Cluster it must contain a
+	// hash tag, e.g. "{spyder}:queue".
+	Key string
+
+	// Now, when set, is the clock lease deadlines are computed from. When nil
+	// (the default, and what a fleet wants) the scripts read the Redis
+	// server's clock, so the clocks of the probes do not matter. Tests set it
+	// to move time by hand.
+	Now func() time.Time
+}
+
+// Store is the Redis [queue.Queue]. It is safe for concurrent use, and any
+// number of processes may share one queue. Concurrent Lease and Ack calls
+// are coalesced into batches of one script call each, so many goroutines each
+// leasing one item cost few round trips.
+type Store struct {
+	c    redis.UniversalClient
+	base string
+	k    keys
+	now  func() time.Time // nil: server time
+
+	closed atomic.Bool
+	mu     sync.Mutex // guards closing
+	leaser *batcher[leaseReq, leaseRes]
+	acker  *batcher[string, bool]
+}
+
+var _ queue.Queue = (*Store)(nil)
+
+// errStopped is what a batched call returns when the store closed before it
+// ran; [interpret] turns it into queue.ErrClosed.
+var errStopped = errors.New("store closed")
+
+// batchLoops is how many batches of one kind may be in flight at once.
+const batchLoops = 4
+
+// Open returns the queue under o.Key in the Redis client c. It checks the
+// server (Redis 6.2 or newer) and loads the scripts. The caller owns c and
+// closes it after [Store.Close]; other parts of a probe (the fleet limiter)
+// may share it.
+func Open(ctx context.Context, c redis.UniversalClient, o Options) (*Store, error) {
+	base := o.Key
+	if base == "" {
+		base = queue.DefaultKey
+	}
+	if _, ok := c.(*redis.ClusterClient); ok && hashTag(base) == "" {
+		return nil, fmt.Errorf("redisstore: key %q has no hash tag; Redis Cluster needs one so all queue keys share a slot, e.g. %q", base, "{"+base+"}")
+	}
+	if err := checkVersion(ctx, c); err != nil {
+		return nil, err
+	}
+	for _, sc := range allScripts {
+		if err := sc.Load(ctx, c).Err(); err != nil {
+			return nil, interpret("load scripts", err)
+		}
+	}
+	s := &Store{c: c, base: base, k: newKeys(base), now: o.Now}
+	s.leaser = newBatcher(batchLoops, maxLeaseBatch, func(r leaseReq) int { return r.n }, s.leaseBatch)
+	s.acker = newBatcher(batchLoops, maxAckBatch, func(string) int { return 1 }, s.ackBatch)
+	return s, nil
+}
+
+// checkVersion refuses servers older than 6.2, which lack RPOP with a count.
+func checkVersion(ctx context.Context, c redis.UniversalClient) error {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return interpret("info", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:")
+		if !ok {
+			continue
+		}
+		parts := strings.SplitN(v, ".", 3)
+		major, _ := strconv.Atoi(parts[0])
+		minor := 0
+		if len(parts) > 1 {
+			minor, _ = strconv.Atoi(parts[1])
+		}
+		if major < 6 || major == 6 && minor < 2 {
+			return fmt.Errorf("redisstore: Redis %s is too old; 6.2 or newer is required", v)
+		}
+		return nil
+	}
+	return nil // not Redis proper (a compatible server): let the scripts tell
+}
+
+// Client returns the Redis client the store uses, for other parts of a
+// probe that keep state in the same server (the fleet limiter).
+func (s *Store) Client() redis.UniversalClient { return s.c }
+
+// Key returns the base key, e.g. "spyder:queue".
+func (s *Store) Key() string { return s.base }
+
+// Close stops the store: calls waiting in a batch and every later call
+// return queue.ErrClosed. It does not close the client (the caller owns it)
+// and does not return held leases: they expire. Closing twice is a no-op.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.leaser.close()
+	s.acker.close()
+	return nil
+}
+
+// check returns the error a call must return before doing anything.
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return queue.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// run runs a script, translating its errors for op.
+func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []string, args ...any) (any, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	v, err := sc.Run(ctx, s.c, keys, args...).Result()
+	if err != nil {
+		return nil, interpret(op, err)
+	}
+	return v, nil
+}
+
+// interpret is the one place Redis errors become queue errors: a closed
+// client or store becomes queue.ErrClosed; context errors stay themselves;
+// anything else is wrapped with the operation's name.
+func interpret(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, redis.ErrClosed), errors.Is(err, errStopped):
+		return fmt.Errorf("redisstore: %s: %w", op, queue.ErrClosed)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	default:
+		return fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+}
+
+// nowArg is the "now" argument of the scripts: Unix ms from o.Now, or ""
+// for the server's clock.
+func (s *Store) nowArg() string {
+	if s.now == nil {
+		return ""
+	}
+	return strconv.FormatInt(s.now().UnixMilli(), 10)
+}
+
+// wallNow is the time written into dead entries ("at"), which is for people
+// reading them, not for any deadline.
+func (s *Store) wallNow() time.Time {
+	if s.now == nil {
+		return time.Now()
+	}
+	return s.now()
+}
+
+// ttlMillis turns a TTL into whole milliseconds, at least 1.
+func ttlMillis(d time.Duration) int64 {
+	return max(d.Milliseconds(), 1)
+}
+
+// toInt64 reads an integer reply of a script.
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return 0
+}
+
+// toString reads a bulk string reply of a script.
+func toString(v any) string {
+	s, _ := v.(string)
+	return s
+}
