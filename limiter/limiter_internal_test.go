@@ -138,7 +138,7 @@ func TestLocal_FullTableOfBusyKeys(t *testing.T) {
 	}
 	runSteps(t, l, []step{
 		{"c", ms(999), false},
-		{"c", ms(1001), true}, // "a" refilled at +1s and was evicted
+		{"c", ms(1001), true},  // "a" refilled at +1s and was evicted
 		{"b", ms(1001), false}, // "b" was kept: it owes time until +1.01s
 		{"b", ms(1010), true},
 	})

@@ -18,24 +18,35 @@ local burst = tonumber(ARGV[2])
 
 local tat = now
 local v = redis.call('GET', KEYS[1])
+local changed = false
 if v then
   local s, i, b = string.match(v, '^(%S+) (%S+) (%S+)$')
   s, i, b = tonumber(s), tonumber(i), tonumber(b)
   if s and i and b and s > now then
-    -- Carry the tokens left over to the current settings, so a rate change
-    -- applies to busy keys at once.
-    local tokens = b - (s - now) / i
-    if tokens < burst then
-      tat = now + (burst - tokens) * interval
+    tat = s
+    if i ~= interval or b ~= burst then
+      -- The rate changed: carry the tokens the key has now over to the
+      -- new settings, and store that even if the request must wait, so the
+      -- change applies to busy keys from their next request on.
+      changed = true
+      local tokens = b - (s - now) / i
+      tat = now
+      if tokens < burst then
+        tat = now + (burst - tokens) * interval
+      end
     end
   end
 end
 
+local function store(at)
+  redis.call('SET', KEYS[1], string.format('%.17g %.17g %d', at, interval, burst),
+    'PX', math.ceil((at - now) / 1000))
+end
+
 local allow_at = tat - (burst - 1) * interval
 if now < allow_at then
+  if changed then store(tat) end
   return {0, math.ceil(allow_at - now)}
 end
-tat = tat + interval
-redis.call('SET', KEYS[1], string.format('%.17g %.17g %d', tat, interval, burst),
-  'PX', math.ceil((tat - now) / 1000))
+store(tat + interval)
 return {1, 0}
