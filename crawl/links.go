@@ -1,0 +1,123 @@
+package crawl
+
+import (
+	"io"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+	"golang.org/x/net/publicsuffix"
+
+	"spyder/queue"
+)
+
+// linkAttr maps the elements links are taken from to the attribute holding
+// the URL, as DESIGN.md §1 lists them.
+var linkAttr = map[atom.Atom]string{
+	atom.A:      "href",
+	atom.Link:   "href",
+	atom.Script: "src",
+	atom.Img:    "src",
+	atom.Iframe: "src",
+	atom.Source: "src",
+}
+
+// maxRawLinks bounds how many link attributes one page contributes, so a
+// page made of nothing but links cannot make a probe hold more than a few
+// megabytes however large BodyCap is.
+const maxRawLinks = 20_000
+
+// ExtractLinks reads an HTML document from r and returns the distinct hosts
+// its links point to, in document order: `a` and `link` href, `script`,
+// `img`, `iframe` and `source` src. URLs are resolved against the first
+// `<base href>` of the document (wherever it appears, as browsers do), itself
+// resolved against page. Only http and https links count; hosts are
+// normalised with [queue.NormalizeHost], and IP literals and invalid names
+// are skipped. Malformed HTML is read as browsers would tokenize it.
+//
+// ExtractLinks reads r to its end or first error; the caller bounds r.
+func ExtractLinks(r io.Reader, page *url.URL) []string {
+	z := html.NewTokenizer(r)
+	var raw []string
+	var base string
+	haveBase := false
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			continue
+		}
+		name, hasAttr := z.TagName()
+		if !hasAttr {
+			continue
+		}
+		a := atom.Lookup(name)
+		want, isLink := linkAttr[a]
+		if !isLink && a != atom.Base {
+			continue
+		}
+		for hasAttr {
+			var k, v []byte
+			k, v, hasAttr = z.TagAttr()
+			switch {
+			case a == atom.Base && string(k) == "href":
+				if !haveBase {
+					base, haveBase = string(v), true
+				}
+			case isLink && string(k) == want && len(raw) < maxRawLinks:
+				raw = append(raw, string(v))
+			}
+		}
+	}
+	ref := page
+	if haveBase {
+		if b, err := resolve(page, base); err == nil {
+			ref = b
+		}
+	}
+	var hosts []string
+	seen := make(map[string]bool)
+	for _, s := range raw {
+		u, err := resolve(ref, s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			continue
+		}
+		h, err := queue.NormalizeHost(u.Hostname())
+		if err != nil || seen[h] {
+			continue
+		}
+		seen[h] = true
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
+// resolve parses s as a URL the way an HTML attribute holds it (surrounding
+// whitespace trimmed, tabs and newlines removed) and resolves it against ref.
+func resolve(ref *url.URL, s string) (*url.URL, error) {
+	s = strings.Trim(s, " \t\n\f\r")
+	if strings.ContainsAny(s, "\t\n\r") {
+		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	if ref == nil {
+		return u, nil
+	}
+	return ref.ResolveReference(u), nil
+}
+
+// Apex returns the registrable domain of host (eTLD+1 by the public suffix
+// list), or host itself when it has none (a public suffix, say).
+func Apex(host string) string {
+	a, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return host
+	}
+	return a
+}

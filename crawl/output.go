@@ -1,0 +1,417 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Emitted is the seen set that makes each node and edge appear once per
+// run. Keys are opaque strings; implementations may store a hash of them.
+//
+// Deduplication is two steps so that nothing is lost: the batcher asks which
+// keys are new, writes the batch, and marks the keys only once the sink has
+// the batch durably. A crash in between repeats those nodes and edges in a
+// later batch (harmless, as the output is at-least-once) instead of marking
+// them emitted while they never reached the sink.
+//
+// Implementations are safe for concurrent use. store/boltstore and
+// store/redisstore provide the persistent ones; [MemoryEmitted] is for a
+// single process.
+type Emitted interface {
+	// Seen reports, for each of keys, whether it was marked for run.
+	Seen(ctx context.Context, run string, keys []string) ([]bool, error)
+	// Mark marks keys as emitted in run. Marking a key twice is harmless.
+	Mark(ctx context.Context, run string, keys []string) error
+}
+
+// MemoryEmitted is an [Emitted] held in memory, for tests and one-process
+// crawls with no store. It keeps a 16-byte hash per key, so its memory grows
+// with the output of the runs it has seen. Its zero value is ready to use.
+type MemoryEmitted struct {
+	mu   sync.Mutex
+	runs map[string]map[[16]byte]struct{}
+}
+
+var _ Emitted = (*MemoryEmitted)(nil)
+
+// Seen implements [Emitted].
+func (m *MemoryEmitted) Seen(_ context.Context, run string, keys []string) ([]bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	set := m.runs[run]
+	out := make([]bool, len(keys))
+	for i, k := range keys {
+		_, out[i] = set[KeyHash(k)]
+	}
+	return out, nil
+}
+
+// Mark implements [Emitted].
+func (m *MemoryEmitted) Mark(_ context.Context, run string, keys []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.runs == nil {
+		m.runs = make(map[string]map[[16]byte]struct{})
+	}
+	set := m.runs[run]
+	if set == nil {
+		set = make(map[[16]byte]struct{})
+		m.runs[run] = set
+	}
+	for _, k := range keys {
+		set[KeyHash(k)] = struct{}{}
+	}
+	return nil
+}
+
+// KeyHash returns the first 16 bytes of key's SHA-256: what seen sets store,
+// so that each key costs the same small size whatever its length.
+func KeyHash(key string) [16]byte {
+	s := sha256.Sum256([]byte(key))
+	return [16]byte(s[:16])
+}
+
+// Sink receives batches. WriteBatch returns only once the batch is durable
+// (written, delivered or spooled), since workers acknowledge their hosts
+// after it returns.
+type Sink interface {
+	WriteBatch(ctx context.Context, b *Batch) error
+}
+
+// Output formats of [JSONSink].
+const (
+	FormatBatch = "batch" // one Batch object per line, the original schema
+	FormatEdges = "edges" // one Edge object per line
+)
+
+// JSONSink writes batches as JSON lines to a writer. It is safe for
+// concurrent use; each batch is written with a single Write call.
+type JSONSink struct {
+	mu     sync.Mutex
+	w      io.Writer
+	format string
+	buf    bytes.Buffer
+}
+
+var _ Sink = (*JSONSink)(nil)
+
+// ErrFormat is returned by [NewJSONSink] for a format it does not know.
+var ErrFormat = errors.New("crawl: unknown output format")
+
+// NewJSONSink returns a sink writing to w in format ([FormatBatch] or
+// [FormatEdges]; "" means FormatBatch). When w has a Sync method (an
+// *os.File), WriteBatch calls it, so a batch is on disk when it returns.
+func NewJSONSink(w io.Writer, format string) (*JSONSink, error) {
+	switch format {
+	case "":
+		format = FormatBatch
+	case FormatBatch, FormatEdges:
+	default:
+		return nil, fmt.Errorf("%w %q (want %s or %s)", ErrFormat, format, FormatBatch, FormatEdges)
+	}
+	return &JSONSink{w: w, format: format}, nil
+}
+
+// WriteBatch implements [Sink].
+func (s *JSONSink) WriteBatch(_ context.Context, b *Batch) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Reset()
+	enc := json.NewEncoder(&s.buf)
+	enc.SetEscapeHTML(false)
+	if s.format == FormatEdges {
+		for i := range b.Edges {
+			if err := enc.Encode(&b.Edges[i]); err != nil {
+				return fmt.Errorf("encode edge: %w", err)
+			}
+		}
+	} else if err := enc.Encode(b); err != nil {
+		return fmt.Errorf("encode batch: %w", err)
+	}
+	if s.buf.Len() == 0 {
+		return nil
+	}
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return fmt.Errorf("write batch: %w", err)
+	}
+	if f, ok := s.w.(interface{ Sync() error }); ok {
+		// Pipes and terminals cannot be synced; that is not an error.
+		if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
+			return fmt.Errorf("sync output: %w", err)
+		}
+	}
+	return nil
+}
+
+// BatcherConfig configures a [Batcher].
+type BatcherConfig struct {
+	ProbeID, RunID string
+	// MaxResults is how many probe results a batch holds at most; 0 means
+	// DefaultBatchResults.
+	MaxResults int
+	// MaxDelay is how long a result waits for its batch to fill before
+	// the batch is written anyway; 0 means DefaultBatchDelay.
+	MaxDelay time.Duration
+	// Now stamps batches; nil means time.Now.
+	Now func() time.Time
+}
+
+// Batch defaults. A worker waits for its result's batch to be written
+// before acknowledging its host, so the delay adds to each probe's time;
+// a quarter second keeps that small against a probe's own few hundred
+// milliseconds, while a batch of 100 results keeps lines a few hundred
+// kilobytes at most.
+const (
+	DefaultBatchResults = 100
+	DefaultBatchDelay   = 250 * time.Millisecond
+)
+
+// ErrBatcherClosed is returned by [Batcher.Add] after Close.
+var ErrBatcherClosed = errors.New("crawl: batcher closed")
+
+// Batcher groups results into batches by size and time, removes nodes and
+// edges already emitted in the run, and writes the batches to a sink one
+// at a time, in order. It is safe for concurrent use by every worker.
+type Batcher struct {
+	sink Sink
+	seen Emitted
+	cfg  BatcherConfig
+
+	in     chan pending
+	stop   chan struct{}
+	done   chan struct{}
+	closed sync.Once
+}
+
+// pending is a result waiting for its batch; err receives the batch's
+// outcome.
+type pending struct {
+	r   *Result
+	err chan error
+}
+
+// NewBatcher returns a Batcher writing to sink, deduplicating through seen.
+// It runs a goroutine until [Batcher.Close].
+func NewBatcher(sink Sink, seen Emitted, cfg BatcherConfig) *Batcher {
+	if cfg.MaxResults <= 0 {
+		cfg.MaxResults = DefaultBatchResults
+	}
+	if cfg.MaxDelay <= 0 {
+		cfg.MaxDelay = DefaultBatchDelay
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	b := &Batcher{
+		sink: sink, seen: seen, cfg: cfg,
+		in:   make(chan pending),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	go b.loop()
+	return b
+}
+
+// Add queues r for the next batch and returns once that batch was written
+// to the sink (nil) or failed (the sink's or seen set's error). If ctx ends
+// first, Add returns ctx.Err(); r may still be written later.
+func (b *Batcher) Add(ctx context.Context, r *Result) error {
+	p := pending{r: r, err: make(chan error, 1)}
+	select {
+	case b.in <- p:
+	case <-b.stop:
+		return ErrBatcherClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-p.err:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close writes what is waiting and stops the batcher. It returns ctx.Err()
+// if ctx ends first (the last batch then fails with it).
+func (b *Batcher) Close(ctx context.Context) error {
+	b.closed.Do(func() { close(b.stop) })
+	select {
+	case <-b.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loop collects results and hands full (or old enough) groups to a writer
+// goroutine, so that collecting goes on while a batch is written.
+func (b *Batcher) loop() {
+	groups := make(chan []pending, 1)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		for g := range groups {
+			err := b.write(g)
+			for _, p := range g {
+				p.err <- err
+			}
+		}
+	}()
+	defer func() {
+		close(groups)
+		<-writerDone
+		close(b.done)
+	}()
+
+	var cur []pending
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	flush := func() {
+		if len(cur) > 0 {
+			groups <- cur
+			cur = nil
+		}
+		timer.Stop()
+	}
+	for {
+		select {
+		case p := <-b.in:
+			cur = append(cur, p)
+			if len(cur) == 1 {
+				timer.Reset(b.cfg.MaxDelay)
+			}
+			if len(cur) >= b.cfg.MaxResults {
+				flush()
+			}
+		case <-timer.C:
+			flush()
+		case <-b.stop:
+			// Take whatever Add calls already handed over, then stop.
+		drain:
+			for {
+				select {
+				case p := <-b.in:
+					cur = append(cur, p)
+				default:
+					break drain
+				}
+			}
+			flush()
+			return
+		}
+	}
+}
+
+// write builds the batch of one group, writes it and marks what it held.
+func (b *Batcher) write(g []pending) error {
+	ctx := context.Background()
+	results := make([]*Result, len(g))
+	for i, p := range g {
+		results[i] = p.r
+	}
+	batch, keys, err := b.build(ctx, results)
+	if err != nil {
+		return err
+	}
+	if err := b.sink.WriteBatch(ctx, batch); err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		if err := b.seen.Mark(ctx, b.cfg.RunID, keys); err != nil {
+			return fmt.Errorf("mark emitted: %w", err)
+		}
+	}
+	return nil
+}
+
+// Seen-set key prefixes: one namespace per kind of record. A probed host's
+// node has its own key, so that its TXT records are emitted even when the
+// host was already emitted as another host's edge target.
+const (
+	keyDomain = "d\x00"
+	keyProbed = "p\x00"
+	keyIP     = "i\x00"
+	keyCert   = "c\x00"
+	keyEdge   = "e\x00"
+)
+
+// build returns the batch of results' new nodes and edges (and every
+// result's outcome), with the keys to mark once it is written.
+func (b *Batcher) build(ctx context.Context, results []*Result) (*Batch, []string, error) {
+	type item struct {
+		key string
+		add func()
+	}
+	batch := &Batch{
+		ProbeID: b.cfg.ProbeID, RunID: b.cfg.RunID, BatchID: newBatchID(),
+		Timestamp:   b.cfg.Now().Unix(),
+		NodesDomain: []DomainNode{}, NodesIP: []IPNode{}, NodesCert: []CertNode{}, Edges: []Edge{},
+	}
+	var items []item
+	inBatch := make(map[string]bool)
+	add := func(key string, f func()) {
+		if !inBatch[key] {
+			inBatch[key] = true
+			items = append(items, item{key, f})
+		}
+	}
+	for _, r := range results {
+		batch.Probes = append(batch.Probes, r.Outcome)
+		for _, d := range r.Domains {
+			key := keyDomain + d.Host
+			if d.Host == r.Host {
+				key = keyProbed + d.Host
+			}
+			add(key, func() { batch.NodesDomain = append(batch.NodesDomain, d) })
+		}
+		for _, n := range r.IPs {
+			add(keyIP+n.IP, func() { batch.NodesIP = append(batch.NodesIP, n) })
+		}
+		for _, c := range r.Certs {
+			add(keyCert+c.SPKISHA256, func() { batch.NodesCert = append(batch.NodesCert, c) })
+		}
+		for _, e := range r.Edges {
+			add(keyEdge+e.Type+"\x00"+e.Source+"\x00"+e.Target, func() { batch.Edges = append(batch.Edges, e) })
+		}
+	}
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = it.key
+	}
+	if len(keys) == 0 {
+		return batch, nil, nil
+	}
+	seen, err := b.seen.Seen(ctx, b.cfg.RunID, keys)
+	if err != nil {
+		return nil, nil, fmt.Errorf("check emitted: %w", err)
+	}
+	if len(seen) != len(keys) {
+		return nil, nil, fmt.Errorf("check emitted: %d answers for %d keys", len(seen), len(keys))
+	}
+	fresh := keys[:0]
+	for i, it := range items {
+		if !seen[i] {
+			it.add()
+			fresh = append(fresh, it.key)
+		}
+	}
+	return batch, fresh, nil
+}
+
+// newBatchID returns a random 128-bit ID in hex.
+func newBatchID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
