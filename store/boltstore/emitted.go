@@ -1,0 +1,88 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"spyder/crawl"
+)
+
+// bucketEmitted holds one nested bucket per run, named after the run ID,
+// whose keys are the 16-byte hashes ([crawl.KeyHash]) of the nodes and edges
+// emitted in that run.
+var bucketEmitted = []byte("emitted")
+
+// Emitted is the seen set of the crawl's output, kept in the bbolt file
+// beside the queue so that a resumed run does not repeat what it emitted.
+// It is safe for concurrent use.
+type Emitted struct {
+	db *bbolt.DB
+}
+
+var _ crawl.Emitted = (*Emitted)(nil)
+
+// NewEmitted returns the seen set kept in db (for a [Store], its DB),
+// creating its bucket if needed.
+func NewEmitted(db *bbolt.DB) (*Emitted, error) {
+	err := db.Update(func(tx *bbolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketEmitted)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create emitted bucket: %w", err)
+	}
+	return &Emitted{db: db}, nil
+}
+
+// Seen implements [crawl.Emitted].
+func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, error) {
+	out := make([]bool, len(keys))
+	if len(keys) == 0 {
+		return out, ctx.Err()
+	}
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketEmitted).Bucket([]byte(run))
+		if b == nil {
+			return nil
+		}
+		for i, k := range keys {
+			h := crawl.KeyHash(k)
+			out[i] = b.Get(h[:]) != nil
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("emitted seen: %w", err)
+	}
+	return out, nil
+}
+
+// Mark implements [crawl.Emitted]. The keys are durable when it returns
+// (unless the file was opened with NoSync).
+func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
+	if len(keys) == 0 {
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := e.db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.Bucket(bucketEmitted).CreateBucketIfNotExists([]byte(run))
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			h := crawl.KeyHash(k)
+			if err := b.Put(h[:], nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("emitted mark: %w", err)
+	}
+	return nil
+}

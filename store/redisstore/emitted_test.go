@@ -1,0 +1,50 @@
+package redisstore_test
+
+import (
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"spyder/crawl"
+	"spyder/crawl/emittedtest"
+	"spyder/store/redisstore"
+	"spyder/store/redisstore/redistest"
+)
+
+func TestEmitted_Conformance(t *testing.T) {
+	emittedtest.Run(t, func(t *testing.T) crawl.Emitted {
+		c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+		t.Cleanup(func() { c.Close() })
+		return redisstore.NewEmitted(c, redistest.Prefix(t))
+	})
+}
+
+// TestEmitted_KeyLayout checks the documented key: a set per run under the
+// base, holding 16-byte members.
+func TestEmitted_KeyLayout(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer c.Close()
+	base := redistest.Prefix(t)
+	e := redisstore.NewEmitted(c, base)
+	if err := e.Mark(t.Context(), "r1", []string{"a", "b", "a"}); err != nil {
+		t.Fatalf("Mark: %v", err)
+	}
+	members, err := c.SMembers(t.Context(), base+":emitted:r1").Result()
+	if err != nil {
+		t.Fatalf("SMEMBERS: %v", err)
+	}
+	if len(members) != 2 {
+		t.Fatalf("SMEMBERS %s:emitted:r1 has %d members, want 2", base, len(members))
+	}
+	h := crawl.KeyHash("a")
+	found := false
+	for _, m := range members {
+		if len(m) != 16 {
+			t.Errorf("member %q has %d bytes, want 16", m, len(m))
+		}
+		found = found || m == string(h[:])
+	}
+	if !found {
+		t.Errorf("SMEMBERS lacks KeyHash(\"a\")")
+	}
+}
