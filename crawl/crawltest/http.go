@@ -1,0 +1,244 @@
+package crawltest
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// servers are the loopback listeners world addresses map to.
+type servers struct {
+	tls, plain, hang string // loopback addresses
+
+	mu    sync.Mutex
+	conns map[net.Conn]bool // open black-hole connections
+}
+
+// startHTTP starts the HTTPS server (virtual hosting by SNI and Host), the
+// plain HTTP server and the black hole that hanging hosts map to.
+func (w *World) startHTTP() (stop func(), err error) {
+	var lns []net.Listener
+	listen := func() (net.Listener, error) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("listen: %w", err)
+		}
+		lns = append(lns, ln)
+		return ln, nil
+	}
+	tlsLn, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	plainLn, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	hangLn, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	w.srv = &servers{tls: tlsLn.Addr().String(), plain: plainLn.Addr().String(), hang: hangLn.Addr().String(),
+		conns: make(map[net.Conn]bool)}
+
+	cfg := &tls.Config{GetCertificate: w.certificate, NextProtos: []string{"http/1.1"}}
+	quiet := log.New(io.Discard, "", 0)
+	if os.Getenv("CRAWLTEST_DEBUG") != "" {
+		quiet = log.New(os.Stderr, "crawltest: ", 0)
+	}
+	https := &http.Server{Handler: http.HandlerFunc(w.serveHTTP), ErrorLog: quiet, ReadHeaderTimeout: 30 * time.Second}
+	plain := &http.Server{Handler: http.HandlerFunc(w.serveHTTP), ErrorLog: quiet, ReadHeaderTimeout: 30 * time.Second}
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); https.Serve(tls.NewListener(tlsLn, cfg)) }()
+	go func() { defer wg.Done(); plain.Serve(plainLn) }()
+	go func() { defer wg.Done(); w.blackHole(hangLn) }()
+	return func() {
+		https.Close()
+		plain.Close()
+		hangLn.Close()
+		w.srv.mu.Lock()
+		for c := range w.srv.conns {
+			c.Close()
+		}
+		w.srv.mu.Unlock()
+		wg.Wait()
+	}, nil
+}
+
+// blackHole accepts connections and never answers, reading until the
+// client closes or the world stops.
+func (w *World) blackHole(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if !w.enter() {
+			c.Close()
+			continue
+		}
+		w.srv.mu.Lock()
+		w.srv.conns[c] = true
+		w.srv.mu.Unlock()
+		go func() {
+			defer w.leave()
+			io.Copy(io.Discard, c)
+			c.Close()
+			w.srv.mu.Lock()
+			delete(w.srv.conns, c)
+			w.srv.mu.Unlock()
+		}()
+	}
+}
+
+// certificate picks the certificate by SNI; a host without one (or an
+// unknown name) fails the handshake.
+func (w *World) certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	s := w.plan.sites[normName(hello.ServerName)]
+	if s == nil || s.tlsFail || s.spec == nil {
+		return nil, fmt.Errorf("crawltest: no certificate for %q", hello.ServerName)
+	}
+	return s.spec.certificate(w.plan.ca)
+}
+
+// dial maps world addresses to the loopback servers; see World.Dial.
+func (w *World) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	refuse := func() (net.Conn, error) {
+		w.mu.Lock()
+		w.refused = append(w.refused, addr)
+		w.mu.Unlock()
+		return nil, &net.OpError{Op: "dial", Net: network, Err: fmt.Errorf("%w: %s", ErrUnreachable, addr)}
+	}
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return refuse()
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return refuse()
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return refuse()
+	}
+	role := w.plan.ips[ip.Unmap()]
+	if role == 0 || (port != "443" && port != "80") {
+		return refuse()
+	}
+	if !w.sleep(ctx, w.opts.HTTPLatency) {
+		if err := ctx.Err(); err != nil {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("crawltest: world stopped")}
+	}
+	var target string
+	switch {
+	case role == ipDown:
+		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	case role == ipHang:
+		target = w.srv.hang
+	case port == "443":
+		target = w.srv.tls
+	default:
+		target = w.srv.plain
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", target)
+}
+
+// serveHTTP answers as the site named by the Host header.
+func (w *World) serveHTTP(rw http.ResponseWriter, r *http.Request) {
+	if !w.enter() {
+		return
+	}
+	defer w.leave()
+	host := normName(r.Host)
+	if h, _, err := net.SplitHostPort(r.Host); err == nil {
+		host = normName(h)
+	}
+	w.record(Request{Host: host, Path: r.URL.Path, UserAgent: r.UserAgent(), Time: time.Now(),
+		Conn: r.RemoteAddr, TLS: r.TLS != nil})
+	ctx := r.Context()
+	if !w.sleep(ctx, w.opts.HTTPLatency) {
+		return
+	}
+	s := w.plan.sites[host]
+	if s == nil {
+		http.Error(rw, "misdirected request", http.StatusMisdirectedRequest)
+		return
+	}
+	if r.URL.Path == "/robots.txt" {
+		w.serveRobots(rw, r, s)
+		return
+	}
+	rt := s.route(r.URL.Path)
+	rw.Header().Set("Content-Type", rt.ctype)
+	if rt.location != "" {
+		rw.Header().Set("Location", rt.location)
+	}
+	var body []byte
+	if rt.html {
+		body = []byte(s.pageBody())
+	} else {
+		body = s.otherBody(rt)
+	}
+	rw.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	rw.WriteHeader(rt.status)
+	if !s.slow || r.URL.Path != "/" {
+		rw.Write(body)
+		return
+	}
+	// A slow page: ten chunks 50 ms apart.
+	chunk := (len(body) + 9) / 10
+	for len(body) > 0 {
+		n := min(chunk, len(body))
+		if _, err := rw.Write(body[:n]); err != nil {
+			return
+		}
+		rw.(http.Flusher).Flush()
+		body = body[n:]
+		if len(body) > 0 && !w.sleep(ctx, 50*time.Millisecond) {
+			return
+		}
+	}
+}
+
+func (w *World) serveRobots(rw http.ResponseWriter, r *http.Request, s *site) {
+	v := robotsVariants[s.robots]
+	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if !s.trickle {
+		rw.Header().Set("Content-Length", strconv.Itoa(len(v.body)))
+		rw.WriteHeader(v.status)
+		io.WriteString(rw, v.body)
+		return
+	}
+	// Trickle forever: a byte every 200 ms until the client goes away.
+	rw.WriteHeader(http.StatusOK)
+	io.WriteString(rw, "User-agent: *\n")
+	for {
+		rw.(http.Flusher).Flush()
+		if !w.sleep(r.Context(), 200*time.Millisecond) {
+			return
+		}
+		if _, err := io.WriteString(rw, strings.Repeat("#", 1)); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,192 @@
+// Package crawltest is a simulated internet for crawl tests: an authoritative
+// DNS server, HTTPS and HTTP servers with a test CA, and a world of hosts
+// generated from a seed, all on loopback and started in-process.
+//
+// The world knows the exact edges a correct crawl must emit ([World.Expected]),
+// computed from the generated plan rather than by crawling it, so a crawler
+// can be checked for precision and recall against it. The rules it follows
+// are those of /work/notes/crawl-contract.md ("Edge rules").
+package crawltest
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"net"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"spyder/crawl"
+)
+
+// Options describe a world; the world is a pure function of them.
+type Options struct {
+	Hosts        int           // seed hosts to generate (plus shared NS/MX hosts etc.)
+	Seed         int64         // generation seed
+	DNSLatency   time.Duration // added to every DNS answer
+	HTTPLatency  time.Duration // added before every HTTP response and on connect
+	SlowFraction float64       // share of seed hosts that hang, trickle forever or answer slowly
+}
+
+// Request is one HTTP request a world server saw.
+type Request struct {
+	Host      string // Host header, lowercased, port stripped
+	Path      string
+	UserAgent string
+	Time      time.Time
+	Conn      string // remote address: equal for requests over the same connection
+	TLS       bool
+}
+
+// World is a running simulated internet. Its fields are set by [Start] and
+// must not be changed.
+type World struct {
+	Resolver string         // "127.0.0.1:port": authoritative DNS, UDP and TCP
+	RootCAs  *x509.CertPool // the test CA
+	// Dial maps world addresses on :443 and :80 to the loopback servers. It
+	// refuses every other address with an error and never dials out.
+	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	Seeds []string // the hosts to crawl, in order
+	// Expected is the exact set of edges (Type, Source, Target; other fields
+	// empty) a correct non-continuous crawl of Seeds with default policy
+	// must emit, sorted by Type, Source, Target.
+	Expected []crawl.Edge
+	// Requests returns every HTTP request the servers saw so far.
+	Requests func() []Request
+	// Refused returns every address Dial refused because it is not a world
+	// server (private, unknown or a port other than 443/80), in call order.
+	Refused func() []string
+	// Blocked lists the hosts (seeds and redirect targets) whose robots.txt
+	// disallows "/" for spyder or answers 5xx: their "/" must never be
+	// requested.
+	Blocked []string
+	// CrawlDelay maps a host to the Crawl-delay its robots.txt asks of spyder.
+	CrawlDelay map[string]time.Duration
+
+	plan *plan
+	opts Options
+	srv  *servers
+
+	mu       sync.Mutex
+	closed   bool
+	active   sync.WaitGroup // DNS and HTTP handlers, black-hole connections
+	done     chan struct{}  // closed at cleanup: sleeping handlers return
+	requests []Request
+	refused  []string
+}
+
+// ErrUnreachable is returned by [World.Dial] for an address that is not a
+// world server: it was refused without any packet being sent.
+var ErrUnreachable = errors.New("crawltest: address outside the world")
+
+// Start generates the world for o, starts its servers on loopback and stops
+// them at tb.Cleanup.
+func Start(tb testing.TB, o Options) *World {
+	tb.Helper()
+	p, err := newPlan(o)
+	if err != nil {
+		tb.Fatalf("crawltest: %v", err)
+	}
+	w := &World{plan: p, opts: o, done: make(chan struct{})}
+	w.Seeds = append([]string(nil), p.seeds...)
+	w.RootCAs = x509.NewCertPool()
+	w.RootCAs.AddCert(p.ca.cert)
+	w.Expected = p.expected()
+	w.Blocked = p.blockedHosts()
+	w.CrawlDelay = p.crawlDelays()
+	w.Requests = w.requestLog
+	w.Refused = w.refusedLog
+	w.Dial = w.dial
+
+	var stops []func()
+	tb.Cleanup(func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
+		close(w.done)
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+		w.active.Wait()
+	})
+	stop, err := w.startDNS()
+	if err != nil {
+		tb.Fatalf("crawltest: dns: %v", err)
+	}
+	stops = append(stops, stop)
+	stop, err = w.startHTTP()
+	if err != nil {
+		tb.Fatalf("crawltest: http: %v", err)
+	}
+	stops = append(stops, stop)
+	return w
+}
+
+// enter registers a handler goroutine; it reports false once the world is
+// closing, so cleanup can wait for every handler without racing new ones.
+func (w *World) enter() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.active.Add(1)
+	return true
+}
+
+func (w *World) leave() { w.active.Done() }
+
+// sleep waits d, or less if ctx ends or the world closes; it reports whether
+// the full time passed.
+func (w *World) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-w.done:
+		return false
+	}
+}
+
+func (w *World) record(r Request) {
+	w.mu.Lock()
+	w.requests = append(w.requests, r)
+	w.mu.Unlock()
+}
+
+func (w *World) requestLog() []Request {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Request(nil), w.requests...)
+}
+
+func (w *World) refusedLog() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.refused...)
+}
+
+// Describe says what the plan made of host (its DNS and HTTP behaviour), for
+// test failure messages; "" if the world has no such host.
+func (w *World) Describe(host string) string { return w.plan.describe(host) }
+
+func sortEdges(es []crawl.Edge) {
+	sort.Slice(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.Type != b.Type {
+			return a.Type < b.Type
+		}
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		return a.Target < b.Target
+	})
+}
