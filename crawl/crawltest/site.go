@@ -60,26 +60,26 @@ var robotsVariants = []robotsVariant{
 type pageKind int
 
 const (
-	pageHTML          pageKind = iota
-	pageXHTML                  // application/xhtml+xml
-	pageMalformed              // tag soup, still parsed
-	pageBig                    // over the 512 KiB cap, links on both sides of it
-	pageJSON                   // not HTML (links in the text must not count)
-	pagePlain                  // text/plain holding HTML
-	pageImage                  // image/png
-	page500                    // error pages carry links that must not count
-	page503                    //
-	page404                    //
-	pageRedirect               // to s.target (another host)
-	pageRedirectPath           // "/" → "/home" on the same host
-	pageChain                  // 3 hops on the same host, then a page
-	pageLongChain              // 10 hops: too many
-	pageLoop                   // "/loop/a" ↔ "/loop/b" forever
-	pageRedirectDead           // to a host that does not exist
-	pageRedirectBlocked        // to a host whose robots.txt blocks spyder
-	pageRedirectHTTP           // to a landing site over plain http
-	pageRedirectPingpong       // to a pair of hosts redirecting to each other
-	pageKinds                  // count
+	pageHTML             pageKind = iota
+	pageXHTML                     // application/xhtml+xml
+	pageMalformed                 // tag soup, still parsed
+	pageBig                       // over the 512 KiB cap, links on both sides of it
+	pageJSON                      // not HTML (links in the text must not count)
+	pagePlain                     // text/plain holding HTML
+	pageImage                     // image/png
+	page500                       // error pages carry links that must not count
+	page503                       //
+	page404                       //
+	pageRedirect                  // to s.target (another host)
+	pageRedirectPath              // "/" → "/home" on the same host
+	pageChain                     // 3 hops on the same host, then a page
+	pageLongChain                 // 10 hops: too many
+	pageLoop                      // "/loop/a" ↔ "/loop/b" forever
+	pageRedirectDead              // to a host that does not exist
+	pageRedirectBlocked           // to a host whose robots.txt blocks spyder
+	pageRedirectHTTP              // to a landing site over plain http
+	pageRedirectPingpong          // to a pair of hosts redirecting to each other
+	pageKinds                     // count
 )
 
 var pageNames = [...]string{
