@@ -21,6 +21,9 @@ var idnaProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transition
 // (over 253 bytes, or a label over 63), contain an empty label or a character
 // not allowed in a hostname, have a single label, or are IP addresses.
 func NormalizeHost(in string) (string, error) {
+	if isCanonicalHost(in) {
+		return in, nil
+	}
 	s := strings.TrimSpace(strings.TrimPrefix(in, "\ufeff"))
 	if s == "" {
 		return "", invalid(in, "empty")
@@ -87,6 +90,40 @@ func NormalizeHost(in string) (string, error) {
 		return "", invalid(in, "numeric top-level label")
 	}
 	return s, nil
+}
+
+// isCanonicalHost reports whether s is already a valid normalised host, so
+// that NormalizeHost would return it unchanged; it lets stored items decode
+// without the allocations of the full path. It is conservative: false only
+// means "take the full path".
+func isCanonicalHost(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	labels, start, digitsOnly := 0, 0, true
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			l := s[start:i]
+			if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+				return false
+			}
+			labels++
+			start = i + 1
+			continue
+		}
+		c := s[i]
+		if i == start {
+			digitsOnly = true
+		}
+		switch {
+		case c >= '0' && c <= '9':
+		case c >= 'a' && c <= 'z' || c == '-' || c == '_':
+			digitsOnly = false
+		default:
+			return false
+		}
+	}
+	return labels >= 2 && !digitsOnly
 }
 
 func invalid(in, reason string) error {

@@ -71,6 +71,16 @@ func writeString(b *bytes.Buffer, s string) {
 // string, ts an integer, attempt a non-negative integer. Unknown members are
 // kept in Extra. The host is not normalised here; see [DecodeItem].
 func (it *Item) UnmarshalJSON(data []byte) error {
+	if fast, ok := decodeCanonical(data); ok {
+		*it = fast
+		return nil
+	}
+	return it.unmarshalGeneral(data)
+}
+
+// unmarshalGeneral is UnmarshalJSON for any input; decodeCanonical is its
+// fast path for the bytes this package writes.
+func (it *Item) unmarshalGeneral(data []byte) error {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(data, &members); err != nil {
 		return fmt.Errorf("item is not a JSON object: %w", err)
@@ -138,9 +148,11 @@ func (it *Item) UnmarshalJSON(data []byte) error {
 // pushed by hand as "Example.COM." is leased as "example.com". The error says
 // what is wrong with the bytes; callers send such items to dead.
 func DecodeItem(raw []byte) (Item, error) {
-	var it Item
-	if err := json.Unmarshal(raw, &it); err != nil {
-		return Item{}, err
+	it, ok := decodeCanonical(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return Item{}, err
+		}
 	}
 	h, err := NormalizeHost(it.Host)
 	if err != nil {
@@ -148,6 +160,79 @@ func DecodeItem(raw []byte) (Item, error) {
 	}
 	it.Host = h
 	return it, nil
+}
+
+// decodeCanonical decodes exactly the form MarshalJSON writes for an item
+// without extra fields, {"host":"a.com","ts":1,"attempt":0}, when the host
+// needs no escaping. Anything else reports !ok and takes the general path,
+// which gives the same result for these bytes (checked by a fuzz test).
+func decodeCanonical(b []byte) (Item, bool) {
+	const pre, mid, end = `{"host":"`, `","ts":`, `,"attempt":`
+	var it Item
+	if !bytes.HasPrefix(b, []byte(pre)) || len(b) < len(pre)+len(mid)+len(end)+4 || b[len(b)-1] != '}' {
+		return it, false
+	}
+	b = b[len(pre) : len(b)-1]
+	i := bytes.IndexByte(b, '"')
+	if i <= 0 {
+		return it, false
+	}
+	for _, c := range b[:i] {
+		if c < 0x20 || c == '\\' || c >= 0x80 {
+			return it, false
+		}
+	}
+	it.Host = string(b[:i])
+	b = b[i:]
+	if !bytes.HasPrefix(b, []byte(mid)) {
+		return it, false
+	}
+	b = b[len(mid):]
+	j := bytes.IndexByte(b, ',')
+	if j < 0 {
+		return it, false
+	}
+	ts, ok := parseInt(b[:j], true)
+	if !ok {
+		return it, false
+	}
+	it.TS = ts
+	b = b[j:]
+	if !bytes.HasPrefix(b, []byte(end)) {
+		return it, false
+	}
+	a, ok := parseInt(b[len(end):], false)
+	if !ok || a > math.MaxInt32 {
+		return it, false
+	}
+	it.Attempt = int(a)
+	return it, true
+}
+
+// parseInt parses a JSON integer in canonical form (no leading zeros, no
+// plus sign, at most 18 digits so it cannot overflow).
+func parseInt(b []byte, signed bool) (int64, bool) {
+	neg := false
+	if signed && len(b) > 0 && b[0] == '-' {
+		neg, b = true, b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		if n == 0 {
+			return 0, false
+		}
+		n = -n
+	}
+	return n, true
 }
 
 func clip(b []byte) string {

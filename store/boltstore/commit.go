@@ -9,9 +9,6 @@ import (
 	"spyder/queue"
 )
 
-// maxBatch bounds how many calls share one transaction.
-const maxBatch = 4096
-
 // op is one call waiting for the shared transaction. apply runs inside it;
 // it must check everything before it changes anything, so that a returned
 // ErrLeaseLost leaves the transaction as it found it, and it must set its
@@ -19,89 +16,97 @@ const maxBatch = 4096
 type op struct {
 	ctx   context.Context
 	apply func(tx *bbolt.Tx) error
-	wakes bool // a success adds to pending
-	done  chan error
+	wakes bool  // a success adds to pending
+	err   error // set before the batch's done is closed
+}
+
+// batch is the ops that will share one transaction; done is closed once it
+// is committed and every op's err is set.
+type batch struct {
+	ops  []*op
+	done chan struct{}
 }
 
 // do runs apply in the next group commit and returns its result once that
 // commit is durable. A ctx cancelled before apply runs makes it return ctx's
-// error with nothing changed.
+// error with nothing changed; once queued, the call waits for its commit
+// (about a millisecond) so that its outcome is known.
 func (s *Store) do(ctx context.Context, wakes bool, apply func(*bbolt.Tx) error) error {
-	if err := s.check(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	o := &op{ctx: ctx, apply: apply, wakes: wakes, done: make(chan error, 1)}
-	select {
-	case s.ops <- o:
-	case <-s.quit:
+	o := &op{ctx: ctx, apply: apply, wakes: wakes}
+	s.qmu.Lock()
+	if s.closed.Load() {
+		s.qmu.Unlock()
 		return queue.ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
 	}
-	return <-o.done
+	if s.queued == nil {
+		s.queued = &batch{done: make(chan struct{})}
+	}
+	b := s.queued
+	b.ops = append(b.ops, o)
+	s.qmu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	<-b.done
+	return o.err
 }
 
-// commitLoop gathers ops into batches: it blocks for one, then takes every
-// op already waiting, so batches grow exactly while a commit is running.
+// commitLoop commits whatever has queued, one transaction at a time: ops
+// arriving during a commit form the next batch, so batches grow exactly
+// when commits are the bottleneck. After Close it commits what was queued
+// and returns.
 func (s *Store) commitLoop() {
 	defer close(s.exited)
-	batch := make([]*op, 0, 256)
 	for {
-		select {
-		case o := <-s.ops:
-			batch = append(batch[:0], o)
-		case <-s.quit:
+		<-s.kick
+		s.qmu.Lock()
+		b, closed := s.queued, s.closed.Load()
+		s.queued = nil
+		s.qmu.Unlock()
+		if b != nil {
+			s.commit(b.ops)
+			close(b.done)
+		}
+		if closed {
 			return
 		}
-	gather:
-		for len(batch) < maxBatch {
-			select {
-			case o := <-s.ops:
-				batch = append(batch, o)
-			default:
-				break gather
-			}
-		}
-		s.commit(batch)
-		clear(batch)
 	}
 }
 
-// commit runs batch in one transaction and replies to every op. If the
+// commit runs ops in one transaction and sets each op's err. If the
 // transaction itself fails, each op is retried alone so that one bad op
 // cannot fail the others.
-func (s *Store) commit(batch []*op) {
-	results := make([]error, len(batch))
+func (s *Store) commit(ops []*op) {
 	err := s.db.Update(func(tx *bbolt.Tx) error {
-		for i, o := range batch {
-			if err := o.ctx.Err(); err != nil {
-				results[i] = err
+		for _, o := range ops {
+			if o.err = o.ctx.Err(); o.err != nil {
 				continue
 			}
-			err := o.apply(tx)
-			if err != nil && !errors.Is(err, queue.ErrLeaseLost) {
-				return err
+			o.err = o.apply(tx)
+			if o.err != nil && !errors.Is(o.err, queue.ErrLeaseLost) {
+				return o.err
 			}
-			results[i] = err
 		}
 		return nil
 	})
 	if err != nil {
-		if len(batch) == 1 {
-			results[0] = translate(err)
+		if len(ops) == 1 {
+			ops[0].err = translate(err)
 		} else {
-			for _, o := range batch {
+			for _, o := range ops {
 				s.commit([]*op{o})
 			}
+		}
+		return
+	}
+	for _, o := range ops {
+		if o.wakes && o.err == nil {
+			s.wake()
 			return
 		}
-	}
-	wake := false
-	for i, o := range batch {
-		wake = wake || o.wakes && results[i] == nil
-		o.done <- results[i]
-	}
-	if wake {
-		s.wake()
 	}
 }

@@ -88,11 +88,11 @@ func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queu
 // Ack implements [queue.Queue.Ack].
 func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
 	err := s.do(ctx, false, func(tx *bbolt.Tx) error {
-		proc := tx.Bucket(bucketProcessing)
-		if proc.Get([]byte(l.ID)) == nil {
+		c := tx.Bucket(bucketProcessing).Cursor()
+		if k, _ := c.Seek([]byte(l.ID)); string(k) != l.ID {
 			return queue.ErrLeaseLost
 		}
-		return proc.Delete([]byte(l.ID))
+		return c.Delete()
 	})
 	if err != nil {
 		return fmt.Errorf("ack %s: %w", l.Item.Host, err)

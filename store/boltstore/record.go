@@ -3,7 +3,6 @@ package boltstore
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -68,7 +67,13 @@ func newLeaseID(b *bbolt.Bucket) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fmt.Appendf(nil, "%016x", seq), nil
+	const hex = "0123456789abcdef"
+	id := make([]byte, 16)
+	for i := 15; i >= 0; i-- {
+		id[i] = hex[seq&0xf]
+		seq >>= 4
+	}
+	return id, nil
 }
 
 // bumpLeaseSeq keeps newLeaseID from reusing a loaded ID of its own form.

@@ -66,10 +66,12 @@ type Store struct {
 	path string
 	now  func() time.Time
 
-	ops    chan *op      // to the committer
+	qmu    sync.Mutex
+	queued *batch        // ops for the next commit
+	kick   chan struct{} // wakes the committer; capacity 1
 	quit   chan struct{} // closed by Close
 	exited chan struct{} // closed when the committer has returned
-	closed atomic.Bool
+	closed atomic.Bool   // set under qmu
 	once   sync.Once
 
 	mu    sync.Mutex
@@ -117,7 +119,7 @@ func Open(path string, o Options) (*Store, error) {
 		db:     db,
 		path:   path,
 		now:    o.Now,
-		ops:    make(chan *op),
+		kick:   make(chan struct{}, 1),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
 		avail:  make(chan struct{}),
@@ -140,8 +142,14 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	err := queue.ErrClosed
 	s.once.Do(func() {
+		s.qmu.Lock()
 		s.closed.Store(true)
+		s.qmu.Unlock()
 		close(s.quit)
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
 		<-s.exited
 		err = s.db.Close()
 	})
