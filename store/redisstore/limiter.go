@@ -16,14 +16,20 @@ import (
 	"spyder/limiter"
 )
 
-// limiterProbeEvery is how often a Limiter whose Redis is unreachable tries
-// it again.
-const limiterProbeEvery = time.Second
+const (
+	// limiterProbeEvery is how often a Limiter whose Redis is unreachable
+	// tries it again.
+	limiterProbeEvery = time.Second
+	// limiterTimeout bounds one pipeline of decisions, retries included, so
+	// that a Redis going away sends callers to the fallback soon.
+	limiterTimeout = time.Second
+)
 
 // Limiter is the fleet-wide [limiter.Limiter]: every probe that builds one on
 // the same Redis and base key holds each key's rate together, whatever the
-// number of probes. Each decision is one script call (GCRA, on the Redis
-// server's clock), kept under "{base}:rl:{key}" until the key is idle again.
+// number of probes. Each decision is one run of a script (GCRA, on the Redis
+// server's clock) on a key kept under "{base}:rl:{key}" until it is idle
+// again; decisions asked for at the same time share one pipeline.
 //
 // When Redis cannot be reached, the Limiter decides with its local fallback
 // instead and logs that once; it tries Redis again at most once a second and
@@ -43,6 +49,10 @@ type Limiter struct {
 	// started in, so a late answer from a past epoch changes nothing.
 	epoch     atomic.Uint64
 	nextProbe atomic.Int64 // Unix ns: when the next call may try Redis again
+
+	bmu     sync.Mutex
+	pending *gcraBatch // the batch callers join, waiting for its turn
+	running int        // batches in flight
 
 	waits   atomic.Uint64
 	denials atomic.Uint64
@@ -94,32 +104,116 @@ var gcraLua string
 
 var gcraScript = redis.NewScript(gcraLua)
 
+// limiterPipelines is how many pipelines of decisions may be in flight at
+// once. Callers that come while they all are join the next batch, so under
+// load one round trip carries many decisions.
+const limiterPipelines = 4
+
+// gcraBatch is the decisions of concurrent callers, sent in one pipeline by
+// the caller that created the batch, once it has its turn.
+type gcraBatch struct {
+	keys   []string
+	params []*gcraParams
+	res    [][]int64
+	err    error
+	turn   chan struct{} // closed when the batch may run
+	done   chan struct{} // closed when res and err are set
+}
+
 // decide asks Redis whether a request for key may go now and, if not, how
 // long to wait. It returns errUseFallback when Redis is down (or has just
-// failed), and ctx's error when ctx ended the call.
+// failed), and ctx's error when ctx ends first (the decision may still be
+// made in Redis, counting a request that will not happen).
 func (l *Limiter) decide(ctx context.Context, key string, p *gcraParams) (bool, time.Duration, error) {
-	epoch := l.epoch.Load()
-	if epoch%2 == 1 && !l.claimProbe(time.Now()) {
+	if l.epoch.Load()%2 == 1 && !l.claimProbe(time.Now()) {
 		return false, 0, errUseFallback
 	}
-	res, err := gcraScript.Run(ctx, l.c, []string{l.prefix + key}, p.interval, p.burst).Int64Slice()
-	if err == nil && len(res) != 2 {
-		err = fmt.Errorf("gcra: %d values in reply, want 2", len(res))
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return false, 0, ctx.Err()
+	l.bmu.Lock()
+	b, creator := l.pending, false
+	if b == nil {
+		b = &gcraBatch{turn: make(chan struct{}), done: make(chan struct{})}
+		l.pending, creator = b, true
+		if l.running < limiterPipelines {
+			l.running++
+			l.pending = nil
+			close(b.turn)
 		}
+	}
+	i := len(b.keys)
+	b.keys = append(b.keys, l.prefix+key)
+	b.params = append(b.params, p)
+	l.bmu.Unlock()
+	if creator {
+		// Not cancellable: the batch's other callers depend on it, and
+		// the wait is at most one pipeline's round trip.
+		<-b.turn
+		l.run(b)
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return false, 0, ctx.Err()
+	}
+	if b.err != nil {
+		return false, 0, errUseFallback
+	}
+	return b.res[i][0] == 1, time.Duration(b.res[i][1]) * time.Microsecond, nil
+}
+
+// run sends b's decisions to Redis, publishes the answers, notes whether
+// Redis is up or down, and hands the turn to the next batch.
+func (l *Limiter) run(b *gcraBatch) {
+	epoch := l.epoch.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), limiterTimeout)
+	b.res, b.err = l.exec(ctx, b)
+	if redis.HasErrorPrefix(b.err, "NOSCRIPT") { // Redis restarted or was flushed
+		if b.err = gcraScript.Load(ctx, l.c).Err(); b.err == nil {
+			b.res, b.err = l.exec(ctx, b)
+		}
+	}
+	cancel()
+	if b.err != nil {
 		l.nextProbe.Store(time.Now().Add(limiterProbeEvery).UnixNano())
 		if epoch%2 == 0 && l.epoch.CompareAndSwap(epoch, epoch+1) {
-			l.log.Warn("redisstore: limiter falling back to the local limiter: redis unreachable", "err", err)
+			l.log.Warn("redisstore: limiter falling back to the local limiter: redis unreachable", "err", b.err)
 		}
-		return false, 0, errUseFallback
-	}
-	if epoch%2 == 1 && l.epoch.CompareAndSwap(epoch, epoch+1) {
+	} else if epoch%2 == 1 && l.epoch.CompareAndSwap(epoch, epoch+1) {
 		l.log.Info("redisstore: limiter back on redis")
 	}
-	return res[0] == 1, time.Duration(res[1]) * time.Microsecond, nil
+	close(b.done)
+
+	l.bmu.Lock()
+	l.running--
+	if next := l.pending; next != nil {
+		l.running++
+		l.pending = nil
+		close(next.turn)
+	}
+	l.bmu.Unlock()
+}
+
+// exec runs the gcra script once per key of b in one pipeline.
+func (l *Limiter) exec(ctx context.Context, b *gcraBatch) ([][]int64, error) {
+	pipe := l.c.Pipeline()
+	cmds := make([]*redis.Cmd, len(b.keys))
+	for i, key := range b.keys {
+		cmds[i] = gcraScript.EvalSha(ctx, pipe, []string{key}, b.params[i].interval, b.params[i].burst)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	res := make([][]int64, len(cmds))
+	for i, cmd := range cmds {
+		v, err := cmd.Int64Slice()
+		if err == nil && len(v) != 2 {
+			err = fmt.Errorf("%d values in reply, want 2", len(v))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("gcra: %w", err)
+		}
+		res[i] = v
+	}
+	return res, nil
 }
 
 // claimProbe reports whether this caller, while Redis is down, is the one to

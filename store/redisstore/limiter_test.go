@@ -231,8 +231,11 @@ func TestLimiter_FallbackAndRecovery(t *testing.T) {
 	}
 
 	srv.Stop()
+	stopped := time.Now()
 	// The fallback decides: a fresh local bucket for "a" (burst 2).
-	got := []bool{l.Allow("a"), l.Allow("a"), l.Allow("a")}
+	got := []bool{l.Allow("a")}
+	t.Logf("first decision after the stop took %v", time.Since(stopped))
+	got = append(got, l.Allow("a"), l.Allow("a"))
 	if fmt.Sprint(got) != "[true true false]" {
 		t.Errorf("Allow(a) ×3 on the fallback = %v, want [true true false]", got)
 	}
@@ -258,7 +261,8 @@ func TestLimiter_FallbackAndRecovery(t *testing.T) {
 	}
 
 	srv.Restart(t)
-	// Within about a second of its return, decisions go to Redis again.
+	restarted := time.Now()
+	// Soon after its return, decisions go to Redis again.
 	back := false
 	for i := 0; i < 50 && !back; i++ {
 		time.Sleep(100 * time.Millisecond)
@@ -269,6 +273,7 @@ func TestLimiter_FallbackAndRecovery(t *testing.T) {
 	if !back {
 		t.Fatalf("limiter did not return to Redis within 5s of its restart:\n%s", logs.String())
 	}
+	t.Logf("back on Redis %v after its restart", time.Since(restarted))
 	out := logs.String()
 	if strings.Count(out, "falling back") != 1 || strings.Count(out, "back on redis") != 1 {
 		t.Errorf("want one \"falling back\" line and one \"back on redis\" line, got:\n%s", out)
