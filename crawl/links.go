@@ -59,6 +59,7 @@ func ExtractLinks(r io.Reader, page *url.URL) []string {
 		if !isLink && a != atom.Base {
 			continue
 		}
+		// As in browsers, only the first of duplicate attributes counts.
 		for hasAttr {
 			var k, v []byte
 			k, v, hasAttr = z.TagAttr()
@@ -67,8 +68,12 @@ func ExtractLinks(r io.Reader, page *url.URL) []string {
 				if !haveBase {
 					base, haveBase = string(v), true
 				}
-			case isLink && string(k) == want && len(raw) < maxRawLinks:
-				raw = append(raw, string(v))
+				hasAttr = false
+			case isLink && string(k) == want:
+				if len(raw) < maxRawLinks {
+					raw = append(raw, string(v))
+				}
+				hasAttr = false
 			}
 		}
 	}
