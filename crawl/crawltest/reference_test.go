@@ -1,0 +1,448 @@
+package crawltest
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/miekg/dns"
+	"golang.org/x/net/html"
+
+	"spyder/crawl"
+)
+
+func spkiOf(c *x509.Certificate) (string, error) {
+	sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// extract is an independent reading of the contract's link rule, over
+// parsed HTML rather than the generator's link list.
+func extract(body []byte, page *url.URL) []string {
+	doc, err := html.Parse(strings.NewReader(string(body)))
+	if err != nil {
+		return nil
+	}
+	base := page
+	var vals []string
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Namespace == "" {
+			want := map[string]string{"a": "href", "link": "href", "script": "src", "img": "src", "iframe": "src", "source": "src", "base": "href"}[n.Data]
+			for _, a := range n.Attr {
+				if a.Key != want || a.Namespace != "" {
+					continue
+				}
+				if n.Data == "base" {
+					if base == page {
+						if b, err := page.Parse(a.Val); err == nil {
+							base = b
+						}
+					}
+					continue
+				}
+				vals = append(vals, a.Val)
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	set := map[string]bool{}
+	for _, v := range vals {
+		if h, ok := resolveLink(base, v); ok {
+			set[h] = true
+		}
+	}
+	var out []string
+	for h := range set {
+		out = append(out, h)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestPagesParseAsPlanned parses every page of a world as a crawler would
+// (the first 512 KiB) and checks the hosts found are the plan's.
+func TestPagesParseAsPlanned(t *testing.T) {
+	p, err := newPlan(Options{Hosts: 3000, Seed: 21})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var big, based, decoys int
+	for _, h := range sortedKeys(p.sites) {
+		s := p.sites[h]
+		body := []byte(s.pageBody())
+		if s.page == pageBig {
+			big++
+			if len(body) <= bodyCap+64<<10 {
+				t.Errorf("%s: big page is only %d bytes", h, len(body))
+			}
+			full := extract(body, mustURL("https://"+h+"/"))
+			for _, l := range s.beyond {
+				hb, _ := resolveLink(mustURL("https://"+h+"/"), l.val)
+				if !slices.Contains(full, hb) {
+					t.Errorf("%s: link %s past the cap not in the page", h, hb)
+				}
+			}
+			body = body[:bodyCap]
+		}
+		if s.base != "" {
+			based++
+		}
+		decoys += len(s.decoys)
+		got := extract(body, mustURL("https://"+h+"/"))
+		if diff := cmp.Diff(s.linkHosts, got); diff != "" {
+			t.Errorf("%s (%s): link hosts differ (-plan +parsed):\n%s\n%s", h, s.page, diff, body)
+		}
+	}
+	if big == 0 || based == 0 || decoys == 0 {
+		t.Errorf("%d big pages, %d with <base>, %d decoys: want some of each", big, based, decoys)
+	}
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
+// refCrawler is a small, sequential-per-host reading of the contract used
+// to check that the servers behave as the plan (and so Expected) says.
+type refCrawler struct {
+	w       *World
+	timeout time.Duration
+}
+
+func (rc *refCrawler) lookup(ctx context.Context, host string, t uint16) (*dns.Msg, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(host), t)
+	m.SetEdns0(4096, false)
+	c := &dns.Client{Timeout: 2 * time.Second}
+	r, _, err := c.ExchangeContext(ctx, m, rc.w.Resolver)
+	if err == nil && r.Truncated {
+		c.Net = "tcp"
+		r, _, err = c.ExchangeContext(ctx, m, rc.w.Resolver)
+	}
+	return r, err
+}
+
+func (rc *refCrawler) probe(host string, add func(typ, target string)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), rc.timeout)
+	defer cancel()
+	answers := map[uint16]*dns.Msg{}
+	for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeNS, dns.TypeMX, dns.TypeCNAME} {
+		r, err := rc.lookup(ctx, host, typ)
+		if err != nil {
+			return fmt.Errorf("dns: %w", err)
+		}
+		if r.Rcode == dns.RcodeNameError {
+			return nil
+		}
+		answers[typ] = r
+	}
+	var addrs []netip.Addr
+	for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		for _, rr := range answers[typ].Answer {
+			var ip net.IP
+			switch v := rr.(type) {
+			case *dns.A:
+				ip = v.A
+			case *dns.AAAA:
+				ip = v.AAAA
+			default:
+				continue
+			}
+			a, _ := netip.AddrFromSlice(ip)
+			a = a.Unmap()
+			addrs = append(addrs, a)
+			add(crawl.ResolvesTo, a.String())
+		}
+	}
+	for _, rr := range answers[dns.TypeNS].Answer {
+		if v, ok := rr.(*dns.NS); ok && normName(v.Hdr.Name) == host {
+			add(crawl.UsesNS, normName(v.Ns))
+		}
+	}
+	for _, rr := range answers[dns.TypeMX].Answer {
+		if v, ok := rr.(*dns.MX); ok && normName(v.Hdr.Name) == host && v.Mx != "." {
+			add(crawl.UsesMX, normName(v.Mx))
+		}
+	}
+	for _, rr := range answers[dns.TypeCNAME].Answer {
+		if v, ok := rr.(*dns.CNAME); ok && normName(v.Hdr.Name) == host && normName(v.Target) != host {
+			add(crawl.AliasOf, normName(v.Target))
+		}
+	}
+	if excludedTLDs[host[strings.LastIndexByte(host, '.')+1:]] {
+		return nil
+	}
+	conn, err := rc.connect(ctx, host, addrs, "https")
+	if conn == nil {
+		return err
+	}
+	defer conn.Close()
+	leaf := conn.(*tls.Conn).ConnectionState().PeerCertificates[0]
+	spki, _ := spkiOf(leaf)
+	add(crawl.UsesCert, spki)
+
+	hc := &hostConn{conn: conn, br: bufio.NewReader(conn), host: host, scheme: "https"}
+	allowed, err := robotsAllows(ctx, hc, host)
+	if err != nil || !allowed {
+		return err
+	}
+	u := mustURL("https://" + host + "/")
+	checked := map[string]bool{host: true}
+	for hop := 0; ; hop++ {
+		h := u.Hostname()
+		if hc.host != h || hc.scheme != u.Scheme {
+			if hc.conn != conn {
+				hc.conn.Close()
+			}
+			r, err := rc.lookup(ctx, h, dns.TypeA)
+			if err != nil || r.Rcode != dns.RcodeSuccess {
+				return err
+			}
+			var as []netip.Addr
+			for _, rr := range r.Answer {
+				if v, ok := rr.(*dns.A); ok {
+					a, _ := netip.AddrFromSlice(v.A)
+					as = append(as, a.Unmap())
+				}
+			}
+			c, err := rc.connect(ctx, h, as, u.Scheme)
+			if c == nil {
+				return err
+			}
+			hc = &hostConn{conn: c, br: bufio.NewReader(c)}
+		}
+		hc.host, hc.scheme = h, u.Scheme
+		if !checked[h] {
+			checked[h] = true
+			if ok, err := robotsAllows(ctx, hc, h); err != nil || !ok {
+				return err
+			}
+		}
+		resp, body, err := hc.get(ctx, h, u.RequestURI(), bodyCap)
+		if err != nil {
+			return err
+		}
+		if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
+			if hop+1 > maxRedirects {
+				return nil
+			}
+			if u, err = u.Parse(loc); err != nil {
+				return nil
+			}
+			continue
+		}
+		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode/100 != 2 || (mt != "text/html" && mt != "application/xhtml+xml") {
+			return nil
+		}
+		apex := apexOf(host)
+		for _, l := range extract(body, u) {
+			if apexOf(l) != apex {
+				add(crawl.LinksTo, l)
+			}
+		}
+		if hc.conn != conn {
+			hc.conn.Close()
+		}
+		return nil
+	}
+}
+
+// connect dials the first public address that answers, with TLS for https.
+func (rc *refCrawler) connect(ctx context.Context, host string, addrs []netip.Addr, scheme string) (net.Conn, error) {
+	port := uint16(443)
+	if scheme == "http" {
+		port = 80
+	}
+	for _, a := range addrs {
+		if !public(a) {
+			continue
+		}
+		c, err := rc.w.Dial(ctx, "tcp", netip.AddrPortFrom(a, port).String())
+		if err != nil {
+			continue
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			c.SetDeadline(dl)
+		}
+		if scheme == "http" {
+			return c, nil
+		}
+		tc := tls.Client(c, &tls.Config{ServerName: host, InsecureSkipVerify: true})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return tc, nil
+	}
+	return nil, nil
+}
+
+type hostConn struct {
+	conn         net.Conn
+	br           *bufio.Reader
+	host, scheme string
+}
+
+func (hc *hostConn) get(ctx context.Context, host, path string, limit int64) (*http.Response, []byte, error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", "https://"+host+path, nil)
+	req.Header.Set("User-Agent", "spyder/test (+https://example.invalid)")
+	if err := req.Write(hc.conn); err != nil {
+		return nil, nil, err
+	}
+	resp, err := http.ReadResponse(hc.br, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, nil, err
+	}
+	io.Copy(io.Discard, resp.Body) // keep the connection usable
+	return resp, body, nil
+}
+
+// robotsAllows fetches robots.txt and says whether "/" is allowed for
+// spyder: groups for "spyder" else "*", longest match, 4xx allows, 5xx
+// disallows.
+func robotsAllows(ctx context.Context, hc *hostConn, host string) (bool, error) {
+	resp, body, err := hc.get(ctx, host, "/robots.txt", 1<<20)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case resp.StatusCode >= 500:
+		return false, nil
+	case resp.StatusCode >= 400:
+		return true, nil
+	}
+	type rule struct {
+		allow bool
+		path  string
+	}
+	groups := map[string][]rule{}
+	var agents []string
+	inRules := false
+	for _, line := range strings.Split(string(body), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		switch k {
+		case "user-agent":
+			if inRules {
+				agents, inRules = nil, false
+			}
+			agents = append(agents, strings.ToLower(v))
+			if groups[strings.ToLower(v)] == nil {
+				groups[strings.ToLower(v)] = []rule{}
+			}
+		case "allow", "disallow":
+			inRules = true
+			for _, a := range agents {
+				if v != "" {
+					groups[a] = append(groups[a], rule{k == "allow", v})
+				}
+			}
+		default:
+			inRules = true
+		}
+	}
+	rules, ok := groups["spyder"]
+	if !ok {
+		rules = groups["*"]
+	}
+	best, allowed := -1, true
+	for _, r := range rules {
+		if strings.HasPrefix("/", r.path) && len(r.path) > best {
+			best, allowed = len(r.path), r.allow
+		}
+	}
+	return allowed, nil
+}
+
+// TestReferenceCrawlMatchesExpected crawls a world with the reference
+// crawler and checks it emits exactly Expected: the servers, the DNS and
+// the plan agree.
+func TestReferenceCrawlMatchesExpected(t *testing.T) {
+	w := Start(t, Options{Hosts: 600, Seed: 31, SlowFraction: 0.03, HTTPLatency: 5 * time.Millisecond, DNSLatency: 2 * time.Millisecond})
+	rc := &refCrawler{w: w, timeout: 2 * time.Second}
+	var mu sync.Mutex
+	got := map[crawl.Edge]bool{}
+	hosts := make(chan string)
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range hosts {
+				rc.probe(h, func(typ, target string) {
+					mu.Lock()
+					got[crawl.Edge{Type: typ, Source: h, Target: target}] = true
+					mu.Unlock()
+				})
+			}
+		}()
+	}
+	for _, h := range w.Seeds {
+		hosts <- h
+	}
+	close(hosts)
+	wg.Wait()
+	var edges []crawl.Edge
+	for e := range got {
+		edges = append(edges, e)
+	}
+	sortEdges(edges)
+	if diff := cmp.Diff(w.Expected, edges); diff != "" {
+		t.Errorf("reference crawl differs from Expected (-want +got):\n%s", diff)
+	}
+	if len(edges) == 0 {
+		t.Fatal("no edges")
+	}
+	// Nothing was fetched from a host robots.txt blocks, and robots.txt
+	// came before "/" on the same connection.
+	blocked := map[string]bool{}
+	for _, h := range w.Blocked {
+		blocked[h] = true
+	}
+	robotsOn := map[string]bool{}
+	for _, r := range w.Requests() {
+		if r.Path == "/robots.txt" {
+			robotsOn[r.Host] = true
+		}
+		if r.Path == "/" && blocked[r.Host] {
+			t.Errorf("%s: / fetched although robots.txt blocks it", r.Host)
+		}
+		if r.Path == "/" && !robotsOn[r.Host] {
+			t.Errorf("%s: / fetched on %s without robots.txt first", r.Host, r.Conn)
+		}
+	}
+}
