@@ -210,12 +210,26 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// pipelineCounter counts the pipelines a client sends.
+type pipelineCounter struct{ n atomic.Int64 }
+
+func (h *pipelineCounter) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
 // TestLimiter_FallbackAndRecovery stops a dedicated redis-server under a
 // limiter and starts it again.
 func TestLimiter_FallbackAndRecovery(t *testing.T) {
 	srv := redistest.Start(t)
 	base := redistest.Prefix(t)
 	c := MustLimiterClient(t, srv.Addr)
+	var pipes pipelineCounter
+	c.AddHook(&pipes)
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	l := redisstore.NewLimiter(c, base, 0.001, 2, nil, logger)
@@ -234,7 +248,8 @@ func TestLimiter_FallbackAndRecovery(t *testing.T) {
 	stopped := time.Now()
 	// The fallback decides: a fresh local bucket for "a" (burst 2).
 	got := []bool{l.Allow("a")}
-	t.Logf("first decision after the stop took %v", time.Since(stopped))
+	failedAt, asked := time.Now(), pipes.n.Load()
+	t.Logf("first decision after the stop took %v", failedAt.Sub(stopped))
 	got = append(got, l.Allow("a"), l.Allow("a"))
 	if fmt.Sprint(got) != "[true true false]" {
 		t.Errorf("Allow(a) ×3 on the fallback = %v, want [true true false]", got)
@@ -253,6 +268,10 @@ func TestLimiter_FallbackAndRecovery(t *testing.T) {
 		t.Errorf(`Wait("fresh") on the fallback = %v, want nil`, err)
 	}
 	cancel()
+	// Until a second has passed, nothing tries Redis again.
+	if n := pipes.n.Load(); n != asked && time.Since(failedAt) < 900*time.Millisecond {
+		t.Errorf("%d pipelines sent to Redis within a second of its failure, want none", n-asked)
+	}
 	if n := strings.Count(logs.String(), "falling back"); n != 1 {
 		t.Errorf("%d \"falling back\" log lines, want 1:\n%s", n, logs.String())
 	}
