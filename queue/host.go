@@ -24,12 +24,20 @@ func NormalizeHost(in string) (string, error) {
 	if isCanonicalHost(in) {
 		return in, nil
 	}
+	return normalizeHost(in)
+}
+
+// normalizeHost is NormalizeHost without the fast path.
+func normalizeHost(in string) (string, error) {
 	s := strings.TrimSpace(strings.TrimPrefix(in, "\ufeff"))
 	if s == "" {
 		return "", invalid(in, "empty")
 	}
 	if len(s) > 2048 {
 		return "", invalid(in, "too long")
+	}
+	if strings.HasPrefix(s, "//") { // scheme-relative URL
+		s = "http:" + s
 	}
 	if i := strings.Index(s, "://"); i > 0 {
 		u, err := url.Parse(s)

@@ -150,7 +150,7 @@ func (it *Item) unmarshalGeneral(data []byte) error {
 func DecodeItem(raw []byte) (Item, error) {
 	it, ok := decodeCanonical(raw)
 	if !ok {
-		if err := json.Unmarshal(raw, &it); err != nil {
+		if err := it.unmarshalGeneral(raw); err != nil {
 			return Item{}, err
 		}
 	}
