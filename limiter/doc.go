@@ -28,4 +28,14 @@
 // false) or waits ([Local.Wait]) until one is, so that no key is ever
 // forgotten while it still owes time and no key can exceed its rate.
 // Eviction happens on insert: no goroutine sweeps the table.
+//
+// To keep workers from queueing on one lock, a large table is split by key
+// hash into up to 32 parts, each locked on its own and holding an equal
+// share of the bound; "the table is full" then means the new key's part is.
+// With the default bound each part holds over 300 keys, so an uneven spread
+// costs little. A key is busy from its first request until its bucket has
+// refilled, at most burst/rate seconds after its last request (3s with the
+// defaults of 1/s and a burst of 3); a crawl sees no refusal as long as
+// fewer keys than the bound are busy at once, that is, with the defaults,
+// while it starts fewer than about 3,000 new hosts a second.
 package limiter

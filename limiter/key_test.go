@@ -1,6 +1,7 @@
 package limiter_test
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 
@@ -56,4 +57,9 @@ func TestParseKeyFunc(t *testing.T) {
 	if _, err := limiter.ParseKeyFunc("domain"); err == nil {
 		t.Error(`ParseKeyFunc("domain") = nil error, want one`)
 	}
+}
+
+func ExampleKeyApex() {
+	fmt.Println(limiter.KeyApex("a.b.example.co.uk", netip.Addr{}))
+	// Output: example.co.uk
 }

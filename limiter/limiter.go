@@ -37,6 +37,13 @@ type Limiter interface {
 // to waits already in progress.
 var ErrClosed = errors.New("limiter: closed")
 
+// The defaults spyder runs with: one request a second per key, with bursts
+// of three so robots.txt, the page and one redirect go out without waiting.
+const (
+	DefaultPerSecond = 1.0
+	DefaultBurst     = 3
+)
+
 // DefaultMaxEntries is how many keys a [Local] tracks at most unless
 // [MaxEntries] says otherwise.
 const DefaultMaxEntries = 10_000
@@ -152,9 +159,9 @@ func (l *Local) closed() bool {
 }
 
 // Allow reports whether a request for key may go out now, and takes a token
-// from key's bucket if so. It reports false, counted as a denial, when the
-// bucket is empty, when every tracked key is busy and key is new, and after
-// Close.
+// from key's bucket if so. It reports false when the bucket is empty or when
+// key is new and finds the table full of busy keys (both counted in
+// [Stats].Denials), and after Close.
 func (l *Local) Allow(key string) bool { return l.allowAt(key, time.Now()) }
 
 func (l *Local) allowAt(key string, now time.Time) bool {
@@ -175,8 +182,8 @@ func (l *Local) allowAt(key string, now time.Time) bool {
 // ctx's deadline comes before the token would, it returns at once with an
 // error wrapping context.DeadlineExceeded. After Close it returns ErrClosed.
 //
-// A new key that finds every tracked key busy waits until the first of them
-// is idle and takes its place.
+// A new key that finds the table full of busy keys waits until the first of
+// them is idle and takes its place.
 func (l *Local) Wait(ctx context.Context, key string) error {
 	counted := false
 	for {
