@@ -45,7 +45,7 @@ type Limiter struct {
 	params   atomic.Pointer[gcraParams]
 
 	// epoch counts changes between Redis and the fallback: even while Redis
-	// decides, odd while the fallback does. A call records the epoch it
+	// decides, odd while the fallback does. A batch records the epoch it
 	// started in, so a late answer from a past epoch changes nothing.
 	epoch     atomic.Uint64
 	nextProbe atomic.Int64 // Unix ns: when the next call may try Redis again
