@@ -29,6 +29,12 @@ func (w *World) startDNS() (stop func(), err error) {
 			return nil, fmt.Errorf("listen tcp: %w", err)
 		}
 	}
+	// Hundreds of workers each send six queries at once: a default-sized
+	// socket buffer would drop some of them, which is not what is tested.
+	if u, ok := pc.(*net.UDPConn); ok {
+		u.SetReadBuffer(4 << 20)
+		u.SetWriteBuffer(4 << 20)
+	}
 	w.Resolver = pc.LocalAddr().String()
 	h := dns.HandlerFunc(w.serveDNS)
 	udp := &dns.Server{PacketConn: pc, Handler: h}
