@@ -281,17 +281,58 @@ func testDeadRetryPurge(t *testing.T, q queue.Queue) {
 
 func testClosed(t *testing.T, q queue.Queue) {
 	ctx := context.Background()
-	mustSeed(t, q, "a.com")
+	mustSeed(t, q, "a.com", "b.com")
+	l := mustLeaseOne(t, q, long)
 	if err := q.Close(); err != nil {
 		t.Fatalf("Close() error: %v", err)
 	}
-	if _, err := q.Seed(ctx, []string{"b.com"}); !errors.Is(err, queue.ErrClosed) {
-		t.Errorf("Seed() after Close error = %v, want ErrClosed", err)
+	calls := map[string]func() error{
+		"Seed":  func() error { _, err := q.Seed(ctx, []string{"c.com"}); return err },
+		"Lease": func() error { _, err := q.Lease(ctx, 1, long, time.Second); return err },
+		"Ack":   func() error { return q.Ack(ctx, l) },
+		"Extend": func() error {
+			_, err := q.Extend(ctx, l, long)
+			return err
+		},
+		"Fail":      func() error { return q.Fail(ctx, l, "x", 3) },
+		"Release":   func() error { _, err := q.Release(ctx, []queue.Lease{l}); return err },
+		"Reclaim":   func() error { _, err := q.Reclaim(ctx, long, 3); return err },
+		"Stats":     func() error { _, err := q.Stats(ctx); return err },
+		"Dead":      func() error { _, err := q.Dead(ctx, 0); return err },
+		"RetryDead": func() error { _, err := q.RetryDead(ctx, 0); return err },
+		"PurgeDead": func() error { _, err := q.PurgeDead(ctx); return err },
+		"Dump":      func() error { return q.Dump(ctx, func(queue.Record) error { return nil }) },
+		"Load":      func() error { return q.Load(ctx, nil) },
 	}
-	if _, err := q.Lease(ctx, 1, long, time.Second); !errors.Is(err, queue.ErrClosed) {
-		t.Errorf("Lease() after Close error = %v, want ErrClosed", err)
+	for name, call := range calls {
+		start := time.Now()
+		if err := call(); !errors.Is(err, queue.ErrClosed) {
+			t.Errorf("%s() after Close error = %v, want ErrClosed", name, err)
+		}
+		if d := time.Since(start); d > 500*time.Millisecond {
+			t.Errorf("%s() after Close took %v, want an immediate error", name, d)
+		}
 	}
-	if _, err := q.Stats(ctx); !errors.Is(err, queue.ErrClosed) {
-		t.Errorf("Stats() after Close error = %v, want ErrClosed", err)
+}
+
+func testDeadNeverTrimmed(t *testing.T, q queue.Queue) {
+	const n = 2000
+	recs := make([]queue.Record, n)
+	for i := range recs {
+		recs[i] = queue.Record{Kind: queue.KindDead, Item: &queue.Item{Host: fmt.Sprintf("d%d.com", i), TS: 1, Attempt: 3},
+			Error: fmt.Sprintf("error %d", i), At: int64(i)}
+	}
+	if err := q.Load(context.Background(), recs); err != nil {
+		t.Fatalf("Load() error: %v", err)
+	}
+	mustSeed(t, q, "a.com")
+	mustFail(t, q, mustLeaseOne(t, q, long), "last", 1)
+	wantCounts(t, q, 0, 0, n+1, 1)
+	dead, err := q.Dead(context.Background(), 0)
+	if err != nil || len(dead) != n+1 {
+		t.Fatalf("Dead(0) = %d items, %v; want %d", len(dead), err, n+1)
+	}
+	if dead[0].Error != "error 0" || dead[n].Error != "last" {
+		t.Errorf("Dead(0) first/last errors = %q/%q, want oldest first: %q/%q", dead[0].Error, dead[n].Error, "error 0", "last")
 	}
 }

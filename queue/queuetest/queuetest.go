@@ -56,6 +56,7 @@ func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{"StatsCountsEveryCollection", testStats},
 		{"StatsReportsOldestLeaseAge", testStatsLeaseAge},
 		{"DeadRetryDeadPurgeDead", testDeadRetryPurge},
+		{"DeadItemsAreNeverTrimmed", testDeadNeverTrimmed},
 		// Unknown fields
 		{"UnknownFieldsSurviveEveryPath", testUnknownFields},
 		// Dump, Load, Export, Import
@@ -65,7 +66,7 @@ func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{"LoadIntoNonEmptyReportsErrNotEmpty", testLoadNotEmpty},
 		{"ImportBadLineAppliesNothing", testImportBadLine},
 		// Lifecycle
-		{"ClosedQueueReportsErrClosed", testClosed},
+		{"EveryMethodAfterCloseReportsErrClosed", testClosed},
 		// Concurrency
 		{"ConcurrentLeaseAckEachItemOnce", testConcurrent},
 	}
