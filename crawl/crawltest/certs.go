@@ -12,8 +12,11 @@ import (
 	"fmt"
 	"math/big"
 	mrand "math/rand/v2"
+	"slices"
 	"sync"
 	"time"
+
+	"spyder/crawl"
 )
 
 // certKind is how a host's certificate is wrong, if it is.
@@ -160,7 +163,7 @@ func (g *gen) certificates() error {
 		byApex[s.apex] = append(byApex[s.apex], s)
 	}
 	newSpec := func(kind certKind, names ...string) *certSpec {
-		c := &certSpec{id: len(g.p.certs), kind: kind, cn: names[0], names: names}
+		c := &certSpec{id: len(g.p.certs), kind: kind, cn: names[0], names: dedupe(names)}
 		g.p.certs = append(g.p.certs, c)
 		return c
 	}
@@ -218,4 +221,36 @@ func (g *gen) certificates() error {
 		}
 	}
 	return nil
+}
+
+// node is the CertNode a crawler records for c: verified when it is the
+// CA's for the host's name and current (every valid certificate is used
+// only by hosts it names).
+func (c *certSpec) node(auth *ca) crawl.CertNode {
+	n := crawl.CertNode{
+		SPKISHA256: c.spki,
+		SubjectCN:  c.cn,
+		IssuerCN:   auth.cert.Subject.CommonName,
+		NotBefore:  validFrom.Unix(),
+		NotAfter:   validUntil.Unix(),
+		SANs:       append([]string(nil), c.names...),
+		Verified:   c.kind == certValid,
+	}
+	switch c.kind {
+	case certExpired:
+		n.NotBefore, n.NotAfter = expiredFrom.Unix(), expiredTill.Unix()
+	case certSelfSigned:
+		n.IssuerCN = c.cn
+	}
+	return n
+}
+
+func dedupe(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

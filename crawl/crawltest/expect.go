@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -48,26 +49,38 @@ func (p *plan) lookup(name string) []netip.Addr {
 	}
 }
 
-// expected computes the edges of a correct crawl of the seeds.
-func (p *plan) expected() []crawl.Edge {
+// expected computes the edges of a correct crawl of the seeds, the page
+// outcome of each seed and the certificate nodes behind USES_CERT.
+func (p *plan) expected() ([]crawl.Edge, map[string]string, []crawl.CertNode) {
 	set := make(map[crawl.Edge]bool)
+	outcomes := make(map[string]string, len(p.seeds))
+	certs := make(map[string]*certSpec)
 	for _, h := range p.seeds {
-		p.expectHost(h, func(typ, target string) {
+		outcomes[h] = p.expectHost(h, func(typ, target string) {
 			set[crawl.Edge{Type: typ, Source: h, Target: target}] = true
 		})
+		if s := p.sites[h]; s != nil && s.spec != nil && set[crawl.Edge{Type: crawl.UsesCert, Source: h, Target: s.spec.spki}] {
+			certs[s.spec.spki] = s.spec
+		}
 	}
-	out := make([]crawl.Edge, 0, len(set))
+	edges := make([]crawl.Edge, 0, len(set))
 	for e := range set {
-		out = append(out, e)
+		edges = append(edges, e)
 	}
-	sortEdges(out)
-	return out
+	sortEdges(edges)
+	var nodes []crawl.CertNode
+	for _, spki := range sortedKeys(certs) {
+		nodes = append(nodes, certs[spki].node(p.ca))
+	}
+	return edges, outcomes, nodes
 }
 
-func (p *plan) expectHost(h string, add func(typ, target string)) {
+// expectHost adds the edges of a correct probe of h and returns the status
+// its page step ends with.
+func (p *plan) expectHost(h string, add func(typ, target string)) string {
 	r := p.names[h]
 	if r == nil {
-		return // NXDOMAIN
+		return "nxdomain"
 	}
 	if r.cname != "" && r.cname != h {
 		add(crawl.AliasOf, r.cname)
@@ -85,79 +98,101 @@ func (p *plan) expectHost(h string, add func(typ, target string)) {
 		}
 	}
 	if excludedTLDs[h[strings.LastIndexByte(h, '.')+1:]] {
-		return
+		return "excluded"
 	}
-	if !p.reachable(addrs) {
-		return
+	if len(addrs) == 0 {
+		return "no_address"
+	}
+	if !slices.ContainsFunc(addrs, public) {
+		return "private_address"
+	}
+	if st := p.reach(addrs); st != "" {
+		return st
 	}
 	s := p.sites[h]
 	if s == nil || s.tlsFail {
-		return
+		return "tls_error"
 	}
 	add(crawl.UsesCert, s.spec.spki)
-	if s.trickle || robotsVariants[s.robots].blocked {
-		return
+	if s.trickle {
+		return "timeout"
 	}
+	if robotsVariants[s.robots].blocked {
+		return "robots_blocked"
+	}
+	links, st := p.follow(h)
 	apex := apexOf(h)
-	for _, l := range p.follow(h) {
+	for _, l := range links {
 		if apexOf(l) != apex {
 			add(crawl.LinksTo, l)
 		}
 	}
+	return st
 }
 
-// reachable reports whether a crawler connecting to the public addresses in
-// turn gets an answer: some address serves and none hangs (the generator
-// never mixes the two, so the order does not matter).
-func (p *plan) reachable(addrs []netip.Addr) bool {
-	serve := false
+// reach says how connecting to the public addresses in turn ends: "" when
+// one serves, "timeout" when one hangs (the generator never mixes the two,
+// so the order does not matter), "connect_error" when all refuse.
+func (p *plan) reach(addrs []netip.Addr) string {
+	st := "connect_error"
 	for _, a := range addrs {
 		if !public(a) {
 			continue
 		}
 		switch p.ips[a] {
 		case ipHang:
-			return false
+			return "timeout"
 		case ipServe:
-			serve = true
+			st = ""
 		}
 	}
-	return serve
+	return st
 }
 
 // follow fetches "/" of host as the contract says (redirects, robots.txt of
-// each new host) and returns the link hosts of the final page, or nil.
-func (p *plan) follow(host string) []string {
+// each new host) and returns the link hosts of the final page and the
+// page step's status.
+func (p *plan) follow(host string) ([]string, string) {
 	u, _ := url.Parse("https://" + host + "/")
 	checked := map[string]bool{host: true}
 	for hop := 0; ; hop++ {
 		h := u.Hostname()
 		s := p.sites[h]
-		if s == nil || !p.reachable(p.lookup(h)) || (u.Scheme == "https" && s.tlsFail) || s.trickle {
-			return nil
+		switch {
+		case p.names[h] == nil || len(p.lookup(h)) == 0:
+			return nil, "no_address"
+		case p.reach(p.lookup(h)) != "":
+			return nil, p.reach(p.lookup(h))
+		case s == nil || (u.Scheme == "https" && s.tlsFail):
+			return nil, "tls_error"
+		case s.trickle:
+			return nil, "timeout"
 		}
 		if !checked[h] {
 			checked[h] = true
 			if robotsVariants[s.robots].blocked {
-				return nil
+				return nil, "robots_blocked"
 			}
 		}
 		rt := s.route(u.EscapedPath())
 		if rt.location != "" {
 			if hop+1 > maxRedirects {
-				return nil
+				return nil, "too_many_redirects"
 			}
 			next, err := u.Parse(rt.location)
 			if err != nil {
-				return nil
+				return nil, "error"
 			}
 			u = next
 			continue
 		}
-		if rt.status/100 == 2 && rt.html {
-			return s.linkHosts
+		switch {
+		case rt.status/100 != 2:
+			return nil, fmt.Sprintf("http_%d", rt.status)
+		case !rt.html:
+			return nil, "not_html"
 		}
-		return nil
+		return s.linkHosts, "ok"
 	}
 }
 

@@ -53,6 +53,20 @@ type World struct {
 	// empty) a correct non-continuous crawl of Seeds with default policy
 	// must emit, sorted by Type, Source, Target.
 	Expected []crawl.Edge
+	// PageOutcome maps each seed to the status its page step must end
+	// with. The contract pins "nxdomain", "excluded", "private_address",
+	// "robots_blocked", "too_many_redirects", "not_html", "http_<code>",
+	// "ok" (also for a page cut at the body cap) and "timeout" (a host
+	// that hangs, or trickles robots.txt forever); the others are the
+	// crawl package's names: "no_address" (no A/AAAA: CNAME loop, dangling
+	// CNAME, MX-only name, or a redirect to a name that does not exist),
+	// "connect_error" (every address refuses) and "tls_error" (the
+	// handshake fails).
+	PageOutcome map[string]string
+	// Certs are the certificate nodes behind Expected's USES_CERT edges,
+	// sorted by SPKI hash, as a crawler must record them (Verified for a
+	// clock between 2021 and 2045).
+	Certs []crawl.CertNode
 	// Requests returns every HTTP request the servers saw so far.
 	Requests func() []Request
 	// Refused returns every address Dial refused because it is not a world
@@ -93,7 +107,7 @@ func Start(tb testing.TB, o Options) *World {
 	w.Seeds = append([]string(nil), p.seeds...)
 	w.RootCAs = x509.NewCertPool()
 	w.RootCAs.AddCert(p.ca.cert)
-	w.Expected = p.expected()
+	w.Expected, w.PageOutcome, w.Certs = p.expected()
 	w.Blocked = p.blockedHosts()
 	w.CrawlDelay = p.crawlDelays()
 	w.Requests = w.requestLog

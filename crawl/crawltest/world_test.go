@@ -32,8 +32,13 @@ func TestPlanIsDeterministic(t *testing.T) {
 	if diff := cmp.Diff(a.seeds, b.seeds); diff != "" {
 		t.Errorf("seeds differ for the same options (-a +b):\n%s", diff)
 	}
-	if diff := cmp.Diff(a.expected(), b.expected()); diff != "" {
+	ea, oa, ca := a.expected()
+	eb, ob, cb := b.expected()
+	if diff := cmp.Diff(ea, eb); diff != "" {
 		t.Errorf("Expected differs for the same options (-a +b):\n%s", diff)
+	}
+	if !cmp.Equal(oa, ob) || !cmp.Equal(ca, cb) {
+		t.Error("page outcomes or certificate nodes differ for the same options")
 	}
 	for _, h := range sortedKeys(a.names) {
 		if da, db := a.describe(h), b.describe(h); da != db {
@@ -92,7 +97,8 @@ func TestWorldMix(t *testing.T) {
 		}
 	}
 	types := map[string]int{}
-	for _, e := range p.expected() {
+	edges, outcomes, _ := p.expected()
+	for _, e := range edges {
 		types[e.Type]++
 	}
 	for _, typ := range []string{"RESOLVES_TO", "USES_NS", "ALIAS_OF", "USES_MX", "LINKS_TO", "USES_CERT"} {
@@ -100,7 +106,17 @@ func TestWorldMix(t *testing.T) {
 			t.Errorf("no %s edge expected", typ)
 		}
 	}
-	t.Logf("kinds %v\nedges %v", kinds, types)
+	statuses := map[string]int{}
+	for _, st := range outcomes {
+		statuses[st]++
+	}
+	for _, st := range []string{"nxdomain", "excluded", "private_address", "robots_blocked", "too_many_redirects",
+		"not_html", "http_503", "http_500", "http_404", "ok", "timeout", "no_address", "connect_error", "tls_error"} {
+		if statuses[st] == 0 {
+			t.Errorf("no seed whose page ends %s: %v", st, statuses)
+		}
+	}
+	t.Logf("kinds %v\nedges %v\npage outcomes %v", kinds, types, statuses)
 }
 
 func TestStartTime(t *testing.T) {
@@ -303,7 +319,7 @@ func TestCertificates(t *testing.T) {
 	var fails, shared int
 	for _, h := range w.Seeds {
 		s := w.plan.sites[h]
-		if s == nil || !w.plan.reachable(w.plan.lookup(h)) {
+		if s == nil || !slices.ContainsFunc(w.plan.lookup(h), public) || w.plan.reach(w.plan.lookup(h)) != "" {
 			continue
 		}
 		var addr netip.Addr
