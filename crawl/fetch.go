@@ -176,7 +176,9 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 	}
 	if l := p.c.cfg.Limiter; l != nil {
 		if err := l.Wait(ctx, p.c.cfg.LimitKey(hc.host, hc.ip)); err != nil {
-			if ctx.Err() != nil {
+			// A limiter may give up at once when the wait would outlast
+			// ctx's deadline; that is a timeout too.
+			if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 				return nil, &stepError{StatusTimeout, fmt.Errorf("limiter: %w", err)}
 			}
 			return nil, &stepError{StatusError, fmt.Errorf("limiter: %w", err)}
@@ -194,6 +196,7 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 			"Accept":     {"text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"},
 		},
 	}
+	p.c.robots.sent(hc.host, time.Now())
 	if err := req.Write(hc.nc); err != nil {
 		hc.close()
 		return nil, fmt.Errorf("write request: %w", err)

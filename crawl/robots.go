@@ -209,6 +209,16 @@ func (c *robotsCache) reserve(host string, now time.Time) time.Time {
 	return at
 }
 
+// sent records that a request to host actually went out at t, which may be
+// later than its reserved slot when the limiter made it wait.
+func (c *robotsCache) sent(host string, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entryLocked(host); t.After(e.last) {
+		e.last = t
+	}
+}
+
 func (c *robotsCache) entryLocked(host string) *robotsEntry {
 	if el, ok := c.hosts[host]; ok {
 		c.ll.MoveToFront(el)
