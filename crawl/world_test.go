@@ -317,4 +317,3 @@ func checkRates(t *testing.T, w *crawltest.World, run *crawlRun) {
 	}
 	t.Logf("busiest host got %d requests", busiest)
 }
-
