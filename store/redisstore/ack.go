@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	_ "embed"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,10 +10,8 @@ import (
 	"spyder/queue"
 )
 
-// maxAckBatch bounds the leases one ack script call removes.
-const maxAckBatch = 1000
-
-// Ack implements [queue.Queue]. Concurrent calls share script calls.
+// Ack implements [queue.Queue]. Concurrent Ack and Lease calls share
+// script calls (see [Store]).
 func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
 	if err := s.check(ctx); err != nil {
 		return err
@@ -22,40 +19,14 @@ func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
 	if l.ID == "" {
 		return queue.ErrLeaseLost
 	}
-	ok, err := s.acker.do(ctx, l.ID)
+	res, err := s.hot.do(ctx, op{ackID: l.ID})
 	if err != nil {
 		return interpret("ack", err)
 	}
-	if !ok {
+	if !res.acked {
 		return queue.ErrLeaseLost
 	}
 	return nil
-}
-
-//go:embed ack.lua
-var ackLua string
-
-var ackScript = redis.NewScript(ackLua)
-
-// ackBatch acks several callers' leases in one script call.
-func (s *Store) ackBatch(ctx context.Context, ids []string) ([]bool, error) {
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	v, err := s.run(ctx, "ack", ackScript, []string{s.k.leases, s.k.leased}, args...)
-	if err != nil {
-		return nil, err
-	}
-	reply, _ := v.([]any)
-	if len(reply) != len(ids) {
-		return nil, fmt.Errorf("redisstore: ack: %d replies for %d leases", len(reply), len(ids))
-	}
-	out := make([]bool, len(ids))
-	for i := range reply {
-		out[i] = toInt64(reply[i]) == 1
-	}
-	return out, nil
 }
 
 //go:embed extend.lua

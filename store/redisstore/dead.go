@@ -117,7 +117,7 @@ func (s *Store) RetryDead(ctx context.Context, limit int) (int, error) {
 	}
 	moved := 0
 	for limit <= 0 || moved < limit {
-		n := int64(maxLeaseBatch)
+		n := int64(maxBatch)
 		if limit > 0 {
 			n = min(n, int64(limit-moved))
 		}

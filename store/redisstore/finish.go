@@ -18,7 +18,8 @@ var finishScript = redis.NewScript(finishLua)
 // finish ends leases with the triples (lease ID, "pending"|"dead", bytes) of
 // finish.lua and reports, per triple, whether the lease was held.
 func (s *Store) finish(ctx context.Context, op string, triples []any) ([]bool, error) {
-	v, err := s.run(ctx, op, finishScript, []string{s.k.leases, s.k.leased, s.k.pending, s.k.dead}, triples...)
+	args := append([]any{s.finishSeq.Add(1)}, triples...)
+	v, err := s.run(ctx, op, finishScript, []string{s.k.leases, s.k.leased, s.k.pending, s.k.dead, s.replies}, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,27 @@
 -- finish.lua: end leases by pushing new bytes to pending or dead.
 --
 -- KEYS[1] leases zset   KEYS[2] leased hash   KEYS[3] pending list   KEYS[4] dead list
--- ARGV: triples (lease ID, "pending" or "dead", bytes to push). To pending the
--- bytes go to the back of the line (LPUSH), to dead at the end (RPUSH).
+-- KEYS[5] this store's replies hash
+-- ARGV[1] call token, an integer rising with every call of this store
+-- ARGV[2..]: triples (lease ID, "pending" or "dead", bytes to push). To
+-- pending the bytes go to the back of the line (LPUSH), to dead at the end
+-- (RPUSH).
 --
 -- Returns one integer per triple: 1 when done, 0 when the lease was not held
--- (then nothing is pushed for it).
+-- (then nothing is pushed for it). A retry with the same token (the client
+-- lost the reply) gets the same answer from the replies hash ("f<token>",
+-- the last 4096 kept) and changes nothing.
+local replies, token = KEYS[5], tonumber(ARGV[1])
+local prev = redis.call('HGET', replies, 'f' .. token)
+if prev then
+  local out = {}
+  for d in string.gmatch(prev, '%d') do
+    out[#out + 1] = tonumber(d)
+  end
+  return out
+end
 local out = {}
-for i = 1, #ARGV, 3 do
+for i = 2, #ARGV, 3 do
   local done = redis.call('HDEL', KEYS[2], ARGV[i])
   if done == 1 then
     redis.call('ZREM', KEYS[1], ARGV[i])
@@ -19,4 +33,7 @@ for i = 1, #ARGV, 3 do
   end
   out[#out + 1] = done
 end
+redis.call('HSET', replies, 'f' .. token, table.concat(out))
+redis.call('HDEL', replies, 'f' .. (token - 4096))
+redis.call('PEXPIRE', replies, 600000)
 return out

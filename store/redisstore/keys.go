@@ -36,11 +36,6 @@ func (k keys) state() []string {
 	return []string{k.pending, k.legacy, k.dead, k.seen, k.leases, k.leased, k.legacySeen}
 }
 
-// staging returns the keys Load writes before it renames them into place.
-func (k keys) staging() keys {
-	return newKeys(k.pending + ":load")
-}
-
 // hashTag returns the part of key Redis Cluster hashes: the text between the
 // first "{" and the next "}" when that is not empty, else "".
 func hashTag(key string) string {

@@ -11,19 +11,22 @@ import (
 	"spyder/queue"
 )
 
-// maxLeaseBatch bounds the items one lease script call moves.
-const maxLeaseBatch = 1000
+// maxBatch bounds the items one script call leases or acks.
+const maxBatch = 1000
 
-// leaseReq is one caller's share of a batched lease.
-type leaseReq struct {
+// op is one caller's part of a batched call of leaseack.lua: the ack of
+// ackID, or else a lease of n items for ttlMs.
+type op struct {
+	ackID string
 	n     int
 	ttlMs int64
 }
 
-// leaseRes is what a caller gets back from a batched lease. buried reports
-// that the batch met undecodable items, so an empty result does not mean
-// the queue is empty.
-type leaseRes struct {
+// opRes is what a caller gets back from a batched call. buried reports
+// that the batch met undecodable items, so an empty lease does not mean the
+// queue is empty.
+type opRes struct {
+	acked  bool
 	leases []queue.Lease
 	buried bool
 }
@@ -38,11 +41,11 @@ func (s *Store) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]qu
 	if n <= 0 {
 		return nil, nil
 	}
-	req := leaseReq{n: min(n, maxLeaseBatch), ttlMs: ttlMillis(ttl)}
+	req := op{n: min(n, maxBatch), ttlMs: ttlMillis(ttl)}
 	until := time.Now().Add(wait)
 	backoff := 2 * time.Millisecond
 	for {
-		res, err := s.leaser.do(ctx, req)
+		res, err := s.hot.do(ctx, req)
 		if err != nil {
 			return nil, interpret("lease", err)
 		}
@@ -67,49 +70,64 @@ func (s *Store) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]qu
 	}
 }
 
-//go:embed lease.lua
-var leaseLua string
+//go:embed leaseack.lua
+var leaseAckLua string
 
-var leaseScript = redis.NewScript(leaseLua)
+var leaseAckScript = redis.NewScript(leaseAckLua)
 
-// leaseBatch runs one lease script for several callers, sends the items
-// that do not decode to dead, and shares the rest out in order.
-func (s *Store) leaseBatch(ctx context.Context, reqs []leaseReq) ([]leaseRes, error) {
-	args := make([]any, 1, 1+2*len(reqs))
-	args[0] = s.nowArg()
-	for _, r := range reqs {
-		args = append(args, r.n, r.ttlMs)
+// hotBatch runs one leaseack.lua call for several callers of Ack and Lease,
+// sends leased items that do not decode to dead, and hands each caller its
+// own result.
+func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
+	var acks, leases []int // indexes into ops
+	for i, o := range ops {
+		if o.ackID != "" {
+			acks = append(acks, i)
+		} else {
+			leases = append(leases, i)
+		}
 	}
-	v, err := s.run(ctx, "lease", leaseScript, []string{s.k.pending, s.k.leases, s.k.leased, s.k.leaseSeq}, args...)
+	args := make([]any, 0, 3+len(acks)+2*len(leases))
+	args = append(args, s.hotSeq.Add(1), s.nowArg(), len(acks))
+	for _, i := range acks {
+		args = append(args, ops[i].ackID)
+	}
+	for _, i := range leases {
+		args = append(args, ops[i].n, ops[i].ttlMs)
+	}
+	v, err := s.run(ctx, "lease/ack", leaseAckScript, []string{s.k.pending, s.k.leases, s.k.leased, s.k.leaseSeq, s.replies}, args...)
 	if err != nil {
 		return nil, err
 	}
 	reply, _ := v.([]any)
-	if len(reply) == 0 {
-		return nil, fmt.Errorf("redisstore: lease: empty reply")
+	if len(reply) < 1+len(acks) {
+		return nil, fmt.Errorf("redisstore: lease/ack: short reply")
+	}
+	out := make([]opRes, len(ops))
+	for j, i := range acks {
+		out[i].acked = toInt64(reply[1+j]) == 1
 	}
 	now := time.UnixMilli(toInt64(reply[0]))
-	out := make([]leaseRes, len(reqs))
 	var bury []any // finish triples sending undecodable items to dead
-	r, left := 0, reqs[0].n
-	for i := 1; i+1 < len(reply); i += 2 {
+	r, left := -1, 0
+	for k := 1 + len(acks); k+1 < len(reply); k += 2 {
 		for left == 0 {
 			r++
-			left = reqs[r].n
+			left = ops[leases[r]].n
 		}
 		left--
-		id, raw := toString(reply[i]), []byte(toString(reply[i+1]))
+		i := leases[r]
+		id, raw := toString(reply[k]), []byte(toString(reply[k+1]))
 		it, err := queue.DecodeItem(raw)
 		if err != nil {
 			bury = append(bury, id, "dead", s.deadEntry(raw, nil, "undecodable item: "+err.Error()))
-			out[r].buried = true
 			continue
 		}
-		out[r].leases = append(out[r].leases, queue.Lease{
+		out[i].leases = append(out[i].leases, queue.Lease{
 			Item:     it,
 			Raw:      raw,
 			ID:       id,
-			Deadline: now.Add(time.Duration(reqs[r].ttlMs) * time.Millisecond),
+			Deadline: now.Add(time.Duration(ops[i].ttlMs) * time.Millisecond),
 		})
 	}
 	if len(bury) > 0 {
@@ -117,7 +135,7 @@ func (s *Store) leaseBatch(ctx context.Context, reqs []leaseReq) ([]leaseRes, er
 		// Reclaim brings them back and the next Lease buries them. The
 		// decoded ones are the callers' either way.
 		_, _ = s.finish(ctx, "lease: bury undecodable", bury)
-		for i := range out {
+		for _, i := range leases {
 			out[i].buried = true
 		}
 	}

@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -39,10 +41,16 @@ type Store struct {
 	k    keys
 	now  func() time.Time // nil: server time
 
+	// replies is this store's hash of recent script outcomes, so that a
+	// call the client retries after losing its reply is answered again
+	// instead of run twice (leaseack.lua, finish.lua). Tokens number the
+	// calls.
+	replies           string
+	hotSeq, finishSeq atomic.Int64
+
 	closed atomic.Bool
-	mu     sync.Mutex // guards closing
-	leaser *batcher[leaseReq, leaseRes]
-	acker  *batcher[string, bool]
+	mu     sync.Mutex          // guards closing
+	hot    *batcher[op, opRes] // Lease and Ack
 }
 
 var _ queue.Queue = (*Store)(nil)
@@ -52,7 +60,7 @@ var _ queue.Queue = (*Store)(nil)
 var errStopped = errors.New("store closed")
 
 // batchLoops is how many batches of one kind may be in flight at once.
-const batchLoops = 4
+const batchLoops = 2
 
 // Open returns the queue under o.Key in the Redis client c. It checks the
 // server (Redis 6.2 or newer) and loads the scripts. The caller owns c and
@@ -74,9 +82,13 @@ func Open(ctx context.Context, c redis.UniversalClient, o Options) (*Store, erro
 			return nil, interpret("load scripts", err)
 		}
 	}
-	s := &Store{c: c, base: base, k: newKeys(base), now: o.Now}
-	s.leaser = newBatcher(batchLoops, maxLeaseBatch, func(r leaseReq) int { return r.n }, s.leaseBatch)
-	s.acker = newBatcher(batchLoops, maxAckBatch, func(string) int { return 1 }, s.ackBatch)
+	var inst [8]byte
+	if _, err := rand.Read(inst[:]); err != nil {
+		return nil, fmt.Errorf("redisstore: open: %w", err)
+	}
+	s := &Store{c: c, base: base, k: newKeys(base), now: o.Now,
+		replies: base + ":replies:" + hex.EncodeToString(inst[:])}
+	s.hot = newBatcher(batchLoops, maxBatch, func(o op) int { return max(o.n, 1) }, s.hotBatch)
 	return s, nil
 }
 
@@ -121,8 +133,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	s.leaser.close()
-	s.acker.close()
+	s.hot.close()
 	return nil
 }
 
