@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"runtime"
 	"slices"
@@ -427,4 +429,108 @@ func trimStacks(s string) string {
 		}
 	}
 	return strings.Join(keep, "\n\n")
+}
+
+// TestHTTPServesThePlan asks every site of a world for robots.txt and "/"
+// over https and http and checks the answers against the plan's routes,
+// the latency and the request log.
+func TestHTTPServesThePlan(t *testing.T) {
+	const lat = 20 * time.Millisecond
+	w := Start(t, Options{Hosts: 200, Seed: 13, HTTPLatency: lat})
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, _ := net.SplitHostPort(addr)
+		for _, a := range w.plan.lookup(host) {
+			if c, err := w.Dial(ctx, network, net.JoinHostPort(a.String(), port)); err == nil {
+				return c, nil
+			}
+		}
+		return nil, errors.New("no address")
+	}
+	client := &http.Client{
+		Transport:     &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       2 * time.Second,
+	}
+	defer client.CloseIdleConnections()
+	var mu sync.Mutex
+	var checked int
+	sites := make(chan *site)
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range sites {
+				for _, scheme := range []string{"https", "http"} {
+					if checkSite(t, client, scheme, s, lat) {
+						mu.Lock()
+						checked++
+						mu.Unlock()
+					}
+				}
+			}
+		}()
+	}
+	for _, h := range sortedKeys(w.plan.sites) {
+		s := w.plan.sites[h]
+		if s.trickle || s.tlsFail || !slices.ContainsFunc(w.plan.lookup(h), public) || w.plan.reach(w.plan.lookup(h)) != "" {
+			continue
+		}
+		sites <- s
+	}
+	close(sites)
+	wg.Wait()
+	if checked < 250 {
+		t.Errorf("only %d sites checked", checked)
+	}
+	reqs := w.Requests()
+	if len(reqs) != 2*checked {
+		t.Errorf("%d requests recorded, %d made", len(reqs), 2*checked)
+	}
+	conns := map[string]bool{}
+	for _, r := range reqs {
+		if r.UserAgent == "" || r.Conn == "" || r.Time.IsZero() || w.plan.sites[r.Host] == nil {
+			t.Fatalf("request recorded as %+v", r)
+		}
+		conns[r.Conn] = true
+	}
+	if len(conns) >= len(reqs) {
+		t.Errorf("%d connections for %d requests: keep-alive not seen", len(conns), len(reqs))
+	}
+}
+
+func checkSite(t *testing.T, client *http.Client, scheme string, s *site, lat time.Duration) bool {
+	h := s.host
+	start := time.Now()
+	req, _ := http.NewRequest("GET", scheme+"://"+h+"/robots.txt", nil)
+	req.Header.Set("User-Agent", "spyder/test")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Errorf("%s robots.txt: %v", h, err)
+		return false
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if d := time.Since(start); d < lat {
+		t.Errorf("%s: answered in %v, before the %v latency", h, d, lat)
+	}
+	v := robotsVariants[s.robots]
+	if resp.StatusCode != v.status || string(body) != v.body {
+		t.Errorf("%s robots.txt: %d %q, want %d %q", h, resp.StatusCode, body, v.status, v.body)
+	}
+	resp, err = client.Get(scheme + "://" + h + "/")
+	if err != nil {
+		t.Errorf("%s /: %v", h, err)
+		return false
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	rt := s.route("/")
+	if resp.StatusCode != rt.status || resp.Header.Get("Content-Type") != rt.ctype || resp.Header.Get("Location") != rt.location {
+		t.Errorf("%s /: %d %q %q, want %+v", h, resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Location"), rt)
+	}
+	if rt.html && string(body) != s.pageBody() {
+		t.Errorf("%s /: body is not the page", h)
+	}
+	return true
 }
