@@ -350,8 +350,9 @@ const (
 // result's outcome), with the keys to mark once it is written.
 func (b *Batcher) build(ctx context.Context, results []*Result) (*Batch, []string, error) {
 	type item struct {
-		key string
-		add func()
+		key  string
+		also string // a key marked with this one: a probed host's node stands for its bare node too
+		add  func()
 	}
 	batch := &Batch{
 		ProbeID: b.cfg.ProbeID, RunID: b.cfg.RunID, BatchID: newBatchID(),
@@ -360,37 +361,47 @@ func (b *Batcher) build(ctx context.Context, results []*Result) (*Batch, []strin
 	}
 	var items []item
 	inBatch := make(map[string]bool)
-	add := func(key string, f func()) {
+	add := func(key, also string, f func()) {
 		if !inBatch[key] {
 			inBatch[key] = true
-			items = append(items, item{key, f})
+			if also != "" {
+				inBatch[also] = true
+			}
+			items = append(items, item{key, also, f})
 		}
 	}
+	// Probed hosts' nodes first, so that a bare node of the same host in
+	// this batch is left out.
 	for _, r := range results {
 		batch.Probes = append(batch.Probes, r.Outcome)
 		for _, d := range r.Domains {
-			key := keyDomain + d.Host
 			if d.Host == r.Host {
-				key = keyProbed + d.Host
+				add(keyProbed+d.Host, keyDomain+d.Host, func() { batch.NodesDomain = append(batch.NodesDomain, d) })
 			}
-			add(key, func() { batch.NodesDomain = append(batch.NodesDomain, d) })
+		}
+	}
+	for _, r := range results {
+		for _, d := range r.Domains {
+			if d.Host != r.Host {
+				add(keyDomain+d.Host, "", func() { batch.NodesDomain = append(batch.NodesDomain, d) })
+			}
 		}
 		for _, n := range r.IPs {
-			add(keyIP+n.IP, func() { batch.NodesIP = append(batch.NodesIP, n) })
+			add(keyIP+n.IP, "", func() { batch.NodesIP = append(batch.NodesIP, n) })
 		}
 		for _, c := range r.Certs {
-			add(keyCert+c.SPKISHA256, func() { batch.NodesCert = append(batch.NodesCert, c) })
+			add(keyCert+c.SPKISHA256, "", func() { batch.NodesCert = append(batch.NodesCert, c) })
 		}
 		for _, e := range r.Edges {
-			add(keyEdge+e.Type+"\x00"+e.Source+"\x00"+e.Target, func() { batch.Edges = append(batch.Edges, e) })
+			add(keyEdge+e.Type+"\x00"+e.Source+"\x00"+e.Target, "", func() { batch.Edges = append(batch.Edges, e) })
 		}
+	}
+	if len(items) == 0 {
+		return batch, nil, nil
 	}
 	keys := make([]string, len(items))
 	for i, it := range items {
 		keys[i] = it.key
-	}
-	if len(keys) == 0 {
-		return batch, nil, nil
 	}
 	seen, err := b.seen.Seen(ctx, b.cfg.RunID, keys)
 	if err != nil {
@@ -399,11 +410,14 @@ func (b *Batcher) build(ctx context.Context, results []*Result) (*Batch, []strin
 	if len(seen) != len(keys) {
 		return nil, nil, fmt.Errorf("check emitted: %d answers for %d keys", len(seen), len(keys))
 	}
-	fresh := keys[:0]
+	var fresh []string
 	for i, it := range items {
 		if !seen[i] {
 			it.add()
 			fresh = append(fresh, it.key)
+			if it.also != "" {
+				fresh = append(fresh, it.also)
+			}
 		}
 	}
 	return batch, fresh, nil
