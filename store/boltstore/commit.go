@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"errors"
+	"runtime"
 
 	"go.etcd.io/bbolt"
 
@@ -17,7 +18,13 @@ type op struct {
 	ctx   context.Context
 	apply func(tx *bbolt.Tx) error
 	wakes bool  // a success adds to pending
-	err   error // set before the batch's done is closed
+	err   error // set before the batch's done (or early) is closed
+
+	answered bool // early was closed
+
+	// early, when set, is closed as soon as apply has run, before the
+	// commit; see leaseOnce.
+	early chan struct{}
 }
 
 // batch is the ops that will share one transaction; done is closed once it
@@ -32,10 +39,13 @@ type batch struct {
 // error with nothing changed; once queued, the call waits for its commit
 // (about a millisecond) so that its outcome is known.
 func (s *Store) do(ctx context.Context, wakes bool, apply func(*bbolt.Tx) error) error {
+	return s.enqueue(ctx, &op{ctx: ctx, apply: apply, wakes: wakes})
+}
+
+func (s *Store) enqueue(ctx context.Context, o *op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	o := &op{ctx: ctx, apply: apply, wakes: wakes}
 	s.qmu.Lock()
 	if s.closed.Load() {
 		s.qmu.Unlock()
@@ -51,7 +61,14 @@ func (s *Store) do(ctx context.Context, wakes bool, apply func(*bbolt.Tx) error)
 	case s.kick <- struct{}{}:
 	default:
 	}
-	<-b.done
+	if o.early != nil {
+		select {
+		case <-o.early:
+		case <-b.done:
+		}
+	} else {
+		<-b.done
+	}
 	return o.err
 }
 
@@ -63,9 +80,18 @@ func (s *Store) commitLoop() {
 	defer close(s.exited)
 	for {
 		<-s.kick
+		// Let callers just answered by the last commit join this one:
+		// yield while the batch keeps growing.
+		for range 4 {
+			n := s.queuedLen()
+			runtime.Gosched()
+			if s.queuedLen() == n {
+				break
+			}
+		}
 		s.qmu.Lock()
 		b, closed := s.queued, s.closed.Load()
-		s.queued = nil
+		s.queued, s.committing = nil, b
 		s.qmu.Unlock()
 		if b != nil {
 			s.commit(b.ops)
@@ -77,18 +103,45 @@ func (s *Store) commitLoop() {
 	}
 }
 
+// settled waits for the commit in progress, if any, so that a read sees
+// the leases Lease already answered.
+func (s *Store) settled() {
+	s.qmu.Lock()
+	b := s.committing
+	s.qmu.Unlock()
+	if b != nil {
+		<-b.done
+	}
+}
+
+func (s *Store) queuedLen() int {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.queued == nil {
+		return 0
+	}
+	return len(s.queued.ops)
+}
+
 // commit runs ops in one transaction and sets each op's err. If the
 // transaction itself fails, each op is retried alone so that one bad op
 // cannot fail the others.
 func (s *Store) commit(ops []*op) {
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		for _, o := range ops {
+			if o.answered {
+				continue
+			}
 			if o.err = o.ctx.Err(); o.err != nil {
 				continue
 			}
 			o.err = o.apply(tx)
 			if o.err != nil && !errors.Is(o.err, queue.ErrLeaseLost) {
 				return o.err
+			}
+			if o.early != nil {
+				o.answered = true
+				close(o.early)
 			}
 		}
 		return nil

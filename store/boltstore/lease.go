@@ -46,7 +46,12 @@ func (s *Store) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]qu
 
 func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queue.Lease, error) {
 	var out []queue.Lease
-	err := s.do(ctx, false, func(tx *bbolt.Tx) error {
+	// The lease is answered before its commit is durable: only this
+	// process can see it, so a crash before the commit loses nothing (the
+	// items are still pending in the file), and every later call on it
+	// (Ack, Extend, Fail) runs after that commit.
+	o := &op{ctx: ctx, early: make(chan struct{})}
+	o.apply = func(tx *bbolt.Tx) error {
 		out = out[:0]
 		now := s.now()
 		deadline := now.Add(ttl)
@@ -78,7 +83,8 @@ func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queu
 			out = append(out, queue.Lease{Item: it, Raw: raw, ID: string(id), Deadline: deadline})
 		}
 		return nil
-	})
+	}
+	err := s.enqueue(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("lease: %w", err)
 	}

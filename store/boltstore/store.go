@@ -18,8 +18,11 @@
 //
 // Lease, Ack, Extend and Fail from any number of goroutines are gathered by
 // one committer goroutine into a single read-write transaction (one fsync):
-// while one transaction commits, the next batch forms. A call returns once
-// its transaction is durable.
+// while one transaction commits, the next batch forms. Ack, Extend and Fail
+// return once their transaction is durable. Lease returns as soon as its
+// items are taken, before the commit: only this process can see the lease
+// (the file is locked), a crash before the commit leaves the items pending,
+// and every later call on the lease runs after that commit.
 package boltstore
 
 import (
@@ -66,13 +69,14 @@ type Store struct {
 	path string
 	now  func() time.Time
 
-	qmu    sync.Mutex
-	queued *batch        // ops for the next commit
-	kick   chan struct{} // wakes the committer; capacity 1
-	quit   chan struct{} // closed by Close
-	exited chan struct{} // closed when the committer has returned
-	closed atomic.Bool   // set under qmu
-	once   sync.Once
+	qmu        sync.Mutex
+	queued     *batch        // ops for the next commit
+	committing *batch        // the batch being committed, or the last one
+	kick       chan struct{} // wakes the committer; capacity 1
+	quit       chan struct{} // closed by Close
+	exited     chan struct{} // closed when the committer has returned
+	closed     atomic.Bool   // set under qmu
+	once       sync.Once
 
 	mu    sync.Mutex
 	avail chan struct{} // closed and replaced when pending grows
@@ -161,6 +165,7 @@ func (s *Store) view(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
+	s.settled()
 	return translate(s.db.View(fn))
 }
 
