@@ -10,15 +10,13 @@ import (
 	"spyder/queue"
 )
 
-// Stats implements [queue.Queue.Stats]. It reads one snapshot; the lease
-// age scan is linear in the number of items processing.
+// Stats implements [queue.Queue.Stats]. It reads one snapshot: the sizes
+// kept beside the buckets, and a scan of processing for the lease age.
 func (s *Store) Stats(ctx context.Context) (queue.Stats, error) {
 	var st queue.Stats
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		st.Pending = int64(tx.Bucket(bucketPending).Stats().KeyN)
-		st.Processing = int64(tx.Bucket(bucketProcessing).Stats().KeyN)
-		st.Dead = int64(tx.Bucket(bucketDead).Stats().KeyN)
-		st.Seen = int64(tx.Bucket(bucketSeen).Stats().KeyN)
+		c := readCounts(tx)
+		st.Pending, st.Processing, st.Dead, st.Seen = c.pending, c.processing, c.dead, c.seen
 		var oldest time.Time
 		err := tx.Bucket(bucketProcessing).ForEach(func(_, v []byte) error {
 			if r, err := parseProc(v); err == nil && (oldest.IsZero() || r.start.Before(oldest)) {
@@ -84,7 +82,7 @@ func (s *Store) RetryDead(ctx context.Context, limit int) (int, error) {
 			}
 		}
 		n = len(keys)
-		return nil
+		return addCounts(tx, counts{pending: int64(n), dead: -int64(n)})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("retry dead: %w", err)
@@ -103,8 +101,10 @@ func (s *Store) PurgeDead(ctx context.Context) (int, error) {
 		if err := tx.DeleteBucket(bucketDead); err != nil {
 			return err
 		}
-		_, err := tx.CreateBucket(bucketDead)
-		return err
+		if _, err := tx.CreateBucket(bucketDead); err != nil {
+			return err
+		}
+		return addCounts(tx, counts{dead: -int64(n)})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("purge dead: %w", err)
@@ -190,6 +190,7 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 		now := s.now()
 		pending, proc := tx.Bucket(bucketPending), tx.Bucket(bucketProcessing)
 		dead, seen := tx.Bucket(bucketDead), tx.Bucket(bucketSeen)
+		var d counts
 		for i, r := range recs {
 			if i%1024 == 0 && ctx.Err() != nil {
 				return ctx.Err()
@@ -205,6 +206,7 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 			switch r.Kind {
 			case queue.KindPending:
 				err = pushBack(pending, raw)
+				d.pending++
 			case queue.KindProcessing:
 				if r.LeaseID == "" || proc.Get([]byte(r.LeaseID)) != nil {
 					return fmt.Errorf("record %d: missing or duplicate lease ID %q", i, r.LeaseID)
@@ -212,9 +214,14 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 				if err = proc.Put([]byte(r.LeaseID), procValue(r.Deadline, now, raw)); err == nil {
 					err = bumpLeaseSeq(proc, r.LeaseID)
 				}
+				d.processing++
 			case queue.KindDead:
 				err = putDead(dead, raw, r.Error, time.Unix(r.At, 0))
+				d.dead++
 			case queue.KindSeen:
+				if seen.Get([]byte(r.Host)) == nil {
+					d.seen++
+				}
 				err = seen.Put([]byte(r.Host), []byte{})
 			default:
 				err = fmt.Errorf("unknown kind %q", r.Kind)
@@ -223,7 +230,7 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 				return fmt.Errorf("record %d: %w", i, err)
 			}
 		}
-		return nil
+		return addCounts(tx, d)
 	})
 	if err != nil {
 		return fmt.Errorf("load: %w", err)

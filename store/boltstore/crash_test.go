@@ -191,6 +191,14 @@ func TestStore_ReopenAfterKill(t *testing.T) {
 		t.Errorf("%d items processing, want at most %d (in flight at the kill)", counts[queue.KindProcessing], crashWorkers*crashMaxN)
 	}
 	t.Logf("after reopen: %d gone, %v", gone, counts)
+	st, err := s.Stats(context.Background())
+	if err != nil {
+		t.Fatalf("Stats() error: %v", err)
+	}
+	if got, want := [4]int64{st.Pending, st.Processing, st.Dead, st.Seen},
+		[4]int64{int64(counts[queue.KindPending]), int64(counts[queue.KindProcessing]), int64(counts[queue.KindDead]), crashHosts}; got != want {
+		t.Errorf("Stats() after reopen = %v, want %v as dumped", got, want)
+	}
 
 	// The reopened file carries on: expired leases come back, the rest drains.
 	if _, err := s.Reclaim(context.Background(), queue.DefaultLeaseTTL, 100); err != nil {
@@ -210,7 +218,7 @@ func TestStore_ReopenAfterKill(t *testing.T) {
 			}
 		}
 	}
-	st, err := s.Stats(context.Background())
+	st, err = s.Stats(context.Background())
 	if err != nil {
 		t.Fatalf("Stats() error: %v", err)
 	}

@@ -57,6 +57,7 @@ func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queu
 		deadline := now.Add(ttl)
 		pending, proc := tx.Bucket(bucketPending), tx.Bucket(bucketProcessing)
 		c := pending.Cursor()
+		var d counts
 		for len(out) < n {
 			k, v := c.First()
 			if k == nil {
@@ -66,11 +67,13 @@ func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queu
 			if err := c.Delete(); err != nil {
 				return err
 			}
+			d.pending--
 			it, err := queue.DecodeItem(raw)
 			if err != nil {
 				if err := putDead(tx.Bucket(bucketDead), raw, "undecodable item: "+err.Error(), now); err != nil {
 					return err
 				}
+				d.dead++
 				continue
 			}
 			id, err := newLeaseID(proc)
@@ -80,9 +83,10 @@ func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queu
 			if err := proc.Put(id, procValue(deadline, now, raw)); err != nil {
 				return err
 			}
+			d.processing++
 			out = append(out, queue.Lease{Item: it, Raw: raw, ID: string(id), Deadline: deadline})
 		}
-		return nil
+		return addCounts(tx, d)
 	}
 	err := s.enqueue(ctx, o)
 	if err != nil {
@@ -98,7 +102,10 @@ func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
 		if k, _ := c.Seek([]byte(l.ID)); string(k) != l.ID {
 			return queue.ErrLeaseLost
 		}
-		return c.Delete()
+		if err := c.Delete(); err != nil {
+			return err
+		}
+		return addCounts(tx, counts{processing: -1})
 	})
 	if err != nil {
 		return fmt.Errorf("ack %s: %w", l.Item.Host, err)
@@ -148,7 +155,10 @@ func (s *Store) Fail(ctx context.Context, l queue.Lease, reason string, maxAttem
 		if _, _, err := retryOrBury(tx, r.raw, reason, maxAttempts, s.now()); err != nil {
 			return err
 		}
-		return proc.Delete([]byte(l.ID))
+		if err := proc.Delete([]byte(l.ID)); err != nil {
+			return err
+		}
+		return addCounts(tx, counts{processing: -1})
 	})
 	if err != nil {
 		return fmt.Errorf("fail %s: %w", l.Item.Host, err)
@@ -183,7 +193,7 @@ func (s *Store) Release(ctx context.Context, ls []queue.Lease) (int, error) {
 			}
 			n++
 		}
-		return nil
+		return addCounts(tx, counts{pending: int64(n), processing: -int64(n)})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("release: %w", err)
@@ -230,7 +240,7 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 				return err
 			}
 		}
-		return nil
+		return addCounts(tx, counts{processing: -int64(len(todo))})
 	})
 	if err != nil {
 		return queue.ReclaimResult{}, fmt.Errorf("reclaim: %w", err)

@@ -122,11 +122,18 @@ func parseDead(v []byte) (queue.DeadItem, error) {
 }
 
 // retryOrBury returns raw's item to the back of pending with attempt+1, or
-// to dead with reason once that reaches max. It reports whether it died.
+// to dead with reason once that reaches max, counting the addition. It
+// reports whether it died.
 func retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, now time.Time) (host string, dead bool, err error) {
-	it, derr := queue.DecodeItem(raw)
-	if derr != nil {
-		return "", true, putDead(tx.Bucket(bucketDead), raw, "undecodable item: "+derr.Error(), now)
+	bury := func(host string, raw []byte, reason string) (string, bool, error) {
+		if err := putDead(tx.Bucket(bucketDead), raw, reason, now); err != nil {
+			return host, true, err
+		}
+		return host, true, addCounts(tx, counts{dead: 1})
+	}
+	it, err := queue.DecodeItem(raw)
+	if err != nil {
+		return bury("", raw, "undecodable item: "+err.Error())
 	}
 	if max <= 0 {
 		max = queue.DefaultMaxAttempts
@@ -134,10 +141,72 @@ func retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, now time.Time
 	it.Attempt++
 	enc, err := it.MarshalJSON()
 	if err != nil {
-		return it.Host, true, putDead(tx.Bucket(bucketDead), raw, "unencodable item: "+err.Error(), now)
+		return bury(it.Host, raw, "unencodable item: "+err.Error())
 	}
 	if it.Attempt >= max {
-		return it.Host, true, putDead(tx.Bucket(bucketDead), enc, reason, now)
+		return bury(it.Host, enc, reason)
 	}
-	return it.Host, false, pushBack(tx.Bucket(bucketPending), enc)
+	if err := pushBack(tx.Bucket(bucketPending), enc); err != nil {
+		return it.Host, false, err
+	}
+	return it.Host, false, addCounts(tx, counts{pending: 1})
+}
+
+// bucketMeta holds the queue's collection sizes under keyCounts, kept in the
+// same transactions as the changes, so Stats need not walk the buckets.
+var (
+	bucketMeta = []byte("queue-meta")
+	keyCounts  = []byte("counts")
+)
+
+// counts are collection sizes or changes to them.
+type counts struct{ pending, processing, dead, seen int64 }
+
+func readCounts(tx *bbolt.Tx) counts {
+	v := tx.Bucket(bucketMeta).Get(keyCounts)
+	if len(v) != 32 {
+		return counts{}
+	}
+	return counts{
+		pending:    int64(binary.BigEndian.Uint64(v)),
+		processing: int64(binary.BigEndian.Uint64(v[8:])),
+		dead:       int64(binary.BigEndian.Uint64(v[16:])),
+		seen:       int64(binary.BigEndian.Uint64(v[24:])),
+	}
+}
+
+func writeCounts(tx *bbolt.Tx, c counts) error {
+	v := make([]byte, 32)
+	binary.BigEndian.PutUint64(v, uint64(c.pending))
+	binary.BigEndian.PutUint64(v[8:], uint64(c.processing))
+	binary.BigEndian.PutUint64(v[16:], uint64(c.dead))
+	binary.BigEndian.PutUint64(v[24:], uint64(c.seen))
+	return tx.Bucket(bucketMeta).Put(keyCounts, v)
+}
+
+// addCounts applies d to the stored sizes.
+func addCounts(tx *bbolt.Tx, d counts) error {
+	if d == (counts{}) {
+		return nil
+	}
+	c := readCounts(tx)
+	c.pending += d.pending
+	c.processing += d.processing
+	c.dead += d.dead
+	c.seen += d.seen
+	return writeCounts(tx, c)
+}
+
+// initCounts stores the sizes counted from the buckets when the file has
+// none yet (created before the counts were kept).
+func initCounts(tx *bbolt.Tx) error {
+	if tx.Bucket(bucketMeta).Get(keyCounts) != nil {
+		return nil
+	}
+	return writeCounts(tx, counts{
+		pending:    int64(tx.Bucket(bucketPending).Stats().KeyN),
+		processing: int64(tx.Bucket(bucketProcessing).Stats().KeyN),
+		dead:       int64(tx.Bucket(bucketDead).Stats().KeyN),
+		seen:       int64(tx.Bucket(bucketSeen).Stats().KeyN),
+	})
 }

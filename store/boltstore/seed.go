@@ -50,7 +50,7 @@ func (s *Store) Seed(ctx context.Context, hosts []string) (queue.SeedResult, err
 				}
 				added++
 			}
-			return nil
+			return addCounts(tx, counts{pending: int64(added), seen: int64(added)})
 		})
 		if err != nil {
 			return res, fmt.Errorf("seed: %w", err)

@@ -13,6 +13,8 @@
 //   - dead: 8-byte big-endian sequence → death time (Unix s), error length,
 //     error, item bytes; oldest first.
 //   - seen: normalised host → empty value.
+//   - queue-meta: "counts" → the four collection sizes, kept in step with
+//     every change so that Stats is cheap.
 //
 // # Group commit
 //
@@ -108,12 +110,12 @@ func Open(path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, b := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen} {
+		for _, b := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen, bucketMeta} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("bucket %s: %w", b, err)
 			}
 		}
-		return nil
+		return initCounts(tx)
 	})
 	if err != nil {
 		db.Close()
