@@ -13,6 +13,7 @@ import (
 	"math/big"
 	mrand "math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -173,6 +174,12 @@ func (g *gen) certificates() error {
 		for _, s := range byApex[apex] {
 			switch {
 			case s.tlsFail:
+			case s.sans > 0:
+				names := []string{s.host}
+				for i := 1; i < s.sans; i++ {
+					names = append(names, strconv.Itoa(i)+".h.io")
+				}
+				s.spec = newSpec(certValid, names...)
 			case s.cert == certWrongName:
 				s.spec = newSpec(s.cert, fmt.Sprintf("wrong-name-%d.example", len(g.p.certs)))
 				s.spec.cn = s.host

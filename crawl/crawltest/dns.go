@@ -68,6 +68,10 @@ func (w *World) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 	if !w.sleep(context.Background(), w.opts.DNSLatency) {
 		return
 	}
+	if len(req.Question) == 1 && w.plan.silent[normName(req.Question[0].Name)] {
+		<-w.done // never answer
+		return
+	}
 	m := w.answer(req)
 	if _, udp := rw.LocalAddr().(*net.UDPAddr); udp {
 		size := dns.MinMsgSize

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"spyder/crawl"
+	"spyder/queue"
 )
 
 // The contract's defaults that Expected assumes.
@@ -75,9 +76,35 @@ func (p *plan) expected() ([]crawl.Edge, map[string]string, []crawl.CertNode) {
 	return edges, outcomes, nodes
 }
 
+// expectedHostile computes the edges a correct probe of each hostile host
+// emits, and the step and status it ends with.
+func (p *plan) expectedHostile() ([]crawl.Edge, map[string]string) {
+	set := make(map[crawl.Edge]bool)
+	for _, h := range p.hostile {
+		st := p.expectHost(h, func(typ, target string) {
+			set[crawl.Edge{Type: typ, Source: h, Target: target}] = true
+		})
+		if want := hostileOutcomes[h]; !strings.HasSuffix(want, ":"+st) {
+			panic(fmt.Sprintf("crawltest: hostile %s plans %s, computes %s", h, want, st))
+		}
+	}
+	edges := make([]crawl.Edge, 0, len(set))
+	for e := range set {
+		edges = append(edges, e)
+	}
+	sortEdges(edges)
+	return edges, hostileOutcomes
+}
+
 // expectHost adds the edges of a correct probe of h and returns the status
 // its page step ends with.
 func (p *plan) expectHost(h string, add func(typ, target string)) string {
+	if _, err := queue.NormalizeHost(h); err != nil {
+		return "invalid_host"
+	}
+	if p.silent[h] {
+		return "timeout"
+	}
 	r := p.names[h]
 	if r == nil {
 		return "nxdomain"
@@ -140,7 +167,7 @@ func (p *plan) reach(addrs []netip.Addr) string {
 			continue
 		}
 		switch p.ips[a] {
-		case ipHang:
+		case ipHang, ipTrickle:
 			return "timeout"
 		case ipServe:
 			st = ""
@@ -165,7 +192,7 @@ func (p *plan) follow(host string) ([]string, string) {
 			return nil, p.reach(p.lookup(h))
 		case s == nil || (u.Scheme == "https" && s.tlsFail):
 			return nil, "tls_error"
-		case s.trickle:
+		case s.trickle, s.page == pageNeverCloses:
 			return nil, "timeout"
 		}
 		if !checked[h] {

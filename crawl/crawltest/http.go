@@ -20,7 +20,7 @@ import (
 
 // servers are the loopback listeners world addresses map to.
 type servers struct {
-	tls, plain, hang string // loopback addresses
+	tls, plain, hang, trickle string // loopback addresses
 
 	mu    sync.Mutex
 	conns map[net.Conn]bool // open black-hole connections
@@ -53,8 +53,12 @@ func (w *World) startHTTP() (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	trickleLn, err := listen()
+	if err != nil {
+		return nil, err
+	}
 	w.srv = &servers{tls: tlsLn.Addr().String(), plain: plainLn.Addr().String(), hang: hangLn.Addr().String(),
-		conns: make(map[net.Conn]bool)}
+		trickle: trickleLn.Addr().String(), conns: make(map[net.Conn]bool)}
 
 	// The world's servers prefer classical key exchange and send no session
 	// tickets, as many real servers do: the hybrid post-quantum exchange
@@ -72,7 +76,8 @@ func (w *World) startHTTP() (stop func(), err error) {
 	https := &http.Server{Handler: http.HandlerFunc(w.serveHTTP), ErrorLog: quiet, ReadHeaderTimeout: 30 * time.Second}
 	plain := &http.Server{Handler: http.HandlerFunc(w.serveHTTP), ErrorLog: quiet, ReadHeaderTimeout: 30 * time.Second}
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); w.trickle(trickleLn) }()
 	go func() { defer wg.Done(); https.Serve(tls.NewListener(tlsLn, cfg)) }()
 	go func() { defer wg.Done(); plain.Serve(plainLn) }()
 	go func() { defer wg.Done(); w.blackHole(hangLn) }()
@@ -80,6 +85,7 @@ func (w *World) startHTTP() (stop func(), err error) {
 		https.Close()
 		plain.Close()
 		hangLn.Close()
+		trickleLn.Close()
 		w.srv.mu.Lock()
 		for c := range w.srv.conns {
 			c.Close()
@@ -162,6 +168,8 @@ func (w *World) dial(ctx context.Context, network, addr string) (net.Conn, error
 		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	case role == ipHang:
 		target = w.srv.hang
+	case role == ipTrickle:
+		target = w.srv.trickle
 	case port == "443":
 		target = w.srv.tls
 	default:
@@ -194,6 +202,9 @@ func (w *World) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == "/robots.txt" {
 		w.serveRobots(rw, r, s)
+		return
+	}
+	if s.page > pageKinds && w.serveHostile(rw, r, s) {
 		return
 	}
 	rt := s.route(r.URL.Path)

@@ -33,14 +33,17 @@ func (g *gen) links(s *site) {
 		for i := 0; i < 3; i++ {
 			s.beyond = append(s.beyond, link{"a", "href", fmt.Sprintf("https://beyond-cap-%s.com/", g.label())})
 		}
-		s.beyond = append(s.beyond, link{"a", "href", "https://" + g.pick(g.p.seeds) + "/after-cap"})
+		s.beyond = append(s.beyond, link{"a", "href", "https://" + g.pick(append([]string{"after-cap.example.com"}, g.p.seeds...)) + "/after-cap"})
 	}
 	s.linkHosts = linkHosts(s)
 }
 
 // href draws one URL as a page would write it.
 func (g *gen) href(s *site) string {
-	seed := g.pick(g.p.seeds)
+	seed := g.pick(g.landing)
+	if len(g.p.seeds) > 0 {
+		seed = g.pick(g.p.seeds)
+	}
 	x := g.r.IntN(30)
 	switch x {
 	case 0, 1, 2, 3:

@@ -30,6 +30,7 @@ const (
 	ipServe ipRole = iota + 1 // the HTTPS/HTTP servers
 	ipHang                    // accepts and never answers
 	ipDown                    // connection refused
+	ipTrickle                 // accepts, then sends a byte a second forever
 )
 
 // plan is the generated world: names, records, sites and certificates.
@@ -42,6 +43,10 @@ type plan struct {
 	certs []*certSpec
 	seeds []string
 	kinds map[string]string // host → what the generator made of it (DNS side)
+
+	hostile  []string        // Options.Hostile: hosts to probe besides the seeds
+	silent   map[string]bool // names the DNS server never answers
+	manyLink int             // links of the 100k-links page before the cap
 }
 
 // The address pools. All are documentation ranges: public for the crawler's
@@ -85,6 +90,7 @@ func newPlan(o Options) (*plan, error) {
 		sites: make(map[string]*site),
 		ips:   make(map[netip.Addr]ipRole),
 		kinds: make(map[string]string),
+		silent: make(map[string]bool),
 	}
 	var err error
 	if p.ca, err = newCA(r); err != nil {
@@ -99,6 +105,9 @@ func newPlan(o Options) (*plan, error) {
 	r.Shuffle(len(p.seeds), func(i, j int) { p.seeds[i], p.seeds[j] = p.seeds[j], p.seeds[i] })
 	for _, h := range sortedKeys(p.sites) {
 		g.links(p.sites[h])
+	}
+	if o.Hostile {
+		g.hostile()
 	}
 	if err := g.certificates(); err != nil {
 		return nil, err

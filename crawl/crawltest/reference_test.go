@@ -26,6 +26,7 @@ import (
 	"golang.org/x/net/html"
 
 	"spyder/crawl"
+	"spyder/queue"
 )
 
 func spkiOf(c *x509.Certificate) (string, error) {
@@ -150,6 +151,9 @@ func (rc *refCrawler) lookup(ctx context.Context, host string, t uint16) (*dns.M
 func (rc *refCrawler) probe(host string, add func(typ, target string)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), rc.timeout)
 	defer cancel()
+	if _, err := queue.NormalizeHost(host); err != nil {
+		return err
+	}
 	answers := map[uint16]*dns.Msg{}
 	for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeNS, dns.TypeMX, dns.TypeCNAME} {
 		r, err := rc.lookup(ctx, host, typ)
@@ -323,7 +327,7 @@ func (hc *hostConn) get(ctx context.Context, host, path string, limit int64) (*h
 	if err != nil {
 		return nil, nil, err
 	}
-	io.Copy(io.Discard, resp.Body) // keep the connection usable
+	io.CopyN(io.Discard, resp.Body, 64<<10) // keep the connection usable (if the body was short)
 	return resp, body, nil
 }
 
@@ -394,33 +398,7 @@ func robotsAllows(ctx context.Context, hc *hostConn, host string) (bool, error) 
 func TestReferenceCrawlMatchesExpected(t *testing.T) {
 	w := Start(t, Options{Hosts: 600, Seed: 31, SlowFraction: 0.03, HTTPLatency: 5 * time.Millisecond, DNSLatency: 2 * time.Millisecond})
 	rc := &refCrawler{w: w, timeout: 2 * time.Second}
-	var mu sync.Mutex
-	got := map[crawl.Edge]bool{}
-	hosts := make(chan string)
-	var wg sync.WaitGroup
-	for i := 0; i < 64; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for h := range hosts {
-				rc.probe(h, func(typ, target string) {
-					mu.Lock()
-					got[crawl.Edge{Type: typ, Source: h, Target: target}] = true
-					mu.Unlock()
-				})
-			}
-		}()
-	}
-	for _, h := range w.Seeds {
-		hosts <- h
-	}
-	close(hosts)
-	wg.Wait()
-	var edges []crawl.Edge
-	for e := range got {
-		edges = append(edges, e)
-	}
-	sortEdges(edges)
+	edges, _ := rc.crawl(w.Seeds, 64)
 	if diff := cmp.Diff(w.Expected, edges); diff != "" {
 		t.Errorf("reference crawl differs from Expected (-want +got):\n%s", diff)
 	}
@@ -445,4 +423,87 @@ func TestReferenceCrawlMatchesExpected(t *testing.T) {
 			t.Errorf("%s: / fetched on %s without robots.txt first", r.Host, r.Conn)
 		}
 	}
+}
+
+// crawl probes hosts with n workers and returns the edges, sorted, and how
+// long each probe took.
+func (rc *refCrawler) crawl(hosts []string, n int) ([]crawl.Edge, map[string]time.Duration) {
+	var mu sync.Mutex
+	got := map[crawl.Edge]bool{}
+	took := map[string]time.Duration{}
+	ch := make(chan string)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range ch {
+				start := time.Now()
+				rc.probe(h, func(typ, target string) {
+					mu.Lock()
+					got[crawl.Edge{Type: typ, Source: h, Target: target}] = true
+					mu.Unlock()
+				})
+				mu.Lock()
+				took[h] = time.Since(start)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, h := range hosts {
+		ch <- h
+	}
+	close(ch)
+	wg.Wait()
+	var edges []crawl.Edge
+	for e := range got {
+		edges = append(edges, e)
+	}
+	sortEdges(edges)
+	return edges, took
+}
+
+// TestHostile crawls the hostile hosts among ordinary ones: each probe
+// ends by its deadline with the planned edges, and the ordinary hosts
+// still give exactly Expected.
+func TestHostile(t *testing.T) {
+	w := Start(t, Options{Hosts: 100, Seed: 41, Hostile: true})
+	if len(w.Hostile) != len(hostileOutcomes) {
+		t.Fatalf("%d hostile hosts, want %d", len(w.Hostile), len(hostileOutcomes))
+	}
+	const timeout = 3 * time.Second
+	rc := &refCrawler{w: w, timeout: timeout}
+	start := time.Now()
+	edges, took := rc.crawl(append(append([]string(nil), w.Hostile...), w.Seeds...), 32)
+	t.Logf("crawl of %d hosts took %v", len(w.Hostile)+len(w.Seeds), time.Since(start))
+	want := append(append([]crawl.Edge(nil), w.Expected...), w.HostileExpected...)
+	sortEdges(want)
+	if diff := cmp.Diff(want, edges); diff != "" {
+		if len(diff) > 4000 {
+			diff = diff[:4000]
+		}
+		t.Errorf("crawl differs from Expected+HostileExpected (-want +got):\n%s", diff)
+	}
+	for _, h := range w.Hostile {
+		if took[h] > timeout+time.Second {
+			t.Errorf("%s: probe took %v, deadline %v", h, took[h], timeout)
+		}
+		t.Logf("%-40q %-26s %5d edges, %v", h, w.HostileOutcome[h], countSource(w.HostileExpected, h), took[h].Round(time.Millisecond))
+	}
+	if n := countSource(w.HostileExpected, hostManyLinks); n < 10000 {
+		t.Errorf("100k-links page gives %d edges, want the ~11,000 links before the cap", n)
+	}
+	if n := countSource(w.HostileExpected, hostDNS1000); n < dnsRecords {
+		t.Errorf("1,000-record host gives %d edges", n)
+	}
+}
+
+func countSource(es []crawl.Edge, src string) int {
+	n := 0
+	for _, e := range es {
+		if e.Source == src {
+			n++
+		}
+	}
+	return n
 }

@@ -79,13 +79,20 @@ const (
 	pageRedirectBlocked           // to a host whose robots.txt blocks spyder
 	pageRedirectHTTP              // to a landing site over plain http
 	pageRedirectPingpong          // to a pair of hosts redirecting to each other
-	pageKinds                     // count
+	pageKinds                     // count of the kinds a normal world draws from
+
+	// Hostile pages (Options.Hostile).
+	pageGigabyte    // 1 GiB streamed, links in the first KiB
+	pageManyLinks   // 100,000 links, those before the cap count
+	pageRedirect50  // 50 hops on the same host
+	pageNeverCloses // no length, never ends
 )
 
 var pageNames = [...]string{
 	"html", "xhtml", "malformed", "big", "json", "text-plain", "image", "500", "503", "404",
 	"redirect-other-host", "redirect-path", "redirect-chain-3", "redirect-chain-10", "redirect-loop",
-	"redirect-to-nxdomain", "redirect-to-blocked", "redirect-to-http", "redirect-pingpong",
+	"redirect-to-nxdomain", "redirect-to-blocked", "redirect-to-http", "redirect-pingpong", "",
+	"gigabyte", "100k-links", "redirect-chain-50", "never-closes",
 }
 
 func (k pageKind) String() string { return pageNames[k] }
@@ -104,6 +111,7 @@ type site struct {
 	trickle bool // robots.txt trickles one byte at a time, forever
 	slow    bool // the page body comes in slow chunks (but completes)
 	spec    *certSpec
+	sans    int // extra SANs on its own certificate (hostile)
 
 	base      string   // first <base href>, "" if none
 	links     []link   // links in the page (before the body cap)
@@ -138,8 +146,11 @@ func (s *site) route(path string) route {
 	if n, ok := strings.CutPrefix(path, "/hop/"); ok {
 		i, _ := strconv.Atoi(n)
 		last := 2
-		if s.page == pageLongChain {
+		switch s.page {
+		case pageLongChain:
 			last = 9
+		case pageRedirect50:
+			last = 49
 		}
 		if i < last {
 			return redirect("/hop/" + strconv.Itoa(i+1))
@@ -178,7 +189,7 @@ func (s *site) route(path string) route {
 		return redirect(s.target)
 	case pageRedirectPath:
 		return redirect("/home")
-	case pageChain, pageLongChain:
+	case pageChain, pageLongChain, pageRedirect50:
 		return redirect("/hop/1")
 	case pageLoop:
 		return redirect("/loop/a")

@@ -28,6 +28,11 @@ type Options struct {
 	DNSLatency   time.Duration // added to every DNS answer
 	HTTPLatency  time.Duration // added before every HTTP response and on connect
 	SlowFraction float64       // share of seed hosts that hang, trickle forever or answer slowly
+	// Hostile adds the hosts of World.Hostile: the hostile inputs of
+	// issue 6 (a byte a second, a body that never ends, 1 GiB, 100,000
+	// links, 50 redirects, 1,000 DNS records, 10,000 SANs, an invalid
+	// UTF-8 name, CNAME loops and long chains, a silent DNS name).
+	Hostile bool
 }
 
 // Request is one HTTP request a world server saw.
@@ -67,6 +72,19 @@ type World struct {
 	// sorted by SPKI hash, as a crawler must record them (Verified for a
 	// clock between 2021 and 2045).
 	Certs []crawl.CertNode
+	// Hostile are the hostile hosts of Options.Hostile, to probe besides
+	// Seeds (one is not valid UTF-8, so it must be rejected as input).
+	Hostile []string
+	// HostileExpected is the exact set of edges their probes must emit:
+	// DNS edges, the certificate when the handshake completes, the links
+	// before the body cap (of the 1 GiB and 100,000-link pages).
+	HostileExpected []crawl.Edge
+	// HostileOutcome maps each hostile host to "step:status", the step
+	// where its probe stops and how: e.g. "tls:timeout" for the server
+	// that sends a byte a second, "page:too_many_redirects",
+	// "dns:timeout" for the name the DNS server never answers,
+	// "dns:invalid_host".
+	HostileOutcome map[string]string
 	// Requests returns every HTTP request the servers saw so far.
 	Requests func() []Request
 	// Refused returns every address Dial refused because it is not a world
@@ -108,6 +126,10 @@ func Start(tb testing.TB, o Options) *World {
 	w.RootCAs = x509.NewCertPool()
 	w.RootCAs.AddCert(p.ca.cert)
 	w.Expected, w.PageOutcome, w.Certs = p.expected()
+	if o.Hostile {
+		w.Hostile = append([]string(nil), p.hostile...)
+		w.HostileExpected, w.HostileOutcome = p.expectedHostile()
+	}
 	w.Blocked = p.blockedHosts()
 	w.CrawlDelay = p.crawlDelays()
 	w.Requests = w.requestLog
