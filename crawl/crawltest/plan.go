@@ -27,10 +27,10 @@ type mxRec struct {
 type ipRole int
 
 const (
-	ipServe ipRole = iota + 1 // the HTTPS/HTTP servers
-	ipHang                    // accepts and never answers
-	ipDown                    // connection refused
-	ipTrickle                 // accepts, then sends a byte a second forever
+	ipServe   ipRole = iota + 1 // the HTTPS/HTTP servers
+	ipHang                      // accepts and never answers
+	ipDown                      // connection refused
+	ipTrickle                   // accepts, then sends a byte a second forever
 )
 
 // plan is the generated world: names, records, sites and certificates.
@@ -85,11 +85,11 @@ func newPlan(o Options) (*plan, error) {
 	}
 	r := mrand.New(mrand.NewPCG(uint64(o.Seed), 0x637261776c746573))
 	p := &plan{
-		opts:  o,
-		names: make(map[string]*rrs),
-		sites: make(map[string]*site),
-		ips:   make(map[netip.Addr]ipRole),
-		kinds: make(map[string]string),
+		opts:   o,
+		names:  make(map[string]*rrs),
+		sites:  make(map[string]*site),
+		ips:    make(map[netip.Addr]ipRole),
+		kinds:  make(map[string]string),
 		silent: make(map[string]bool),
 	}
 	var err error
