@@ -1,0 +1,109 @@
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+)
+
+// bucketSpool holds output batches an ingest endpoint could not take yet:
+// 8-byte big-endian sequence keys (oldest first) → the batch's bytes.
+var bucketSpool = []byte("spool")
+
+// Spool is a durable FIFO of output batches waiting for delivery, kept in the
+// bbolt file beside the queue so that a batch the ingest endpoint refused
+// survives a crash and is replayed by the next run. It is safe for
+// concurrent use.
+type Spool struct {
+	db *bbolt.DB
+}
+
+// NewSpool returns the spool kept in db (for a [Store], its DB), creating
+// its bucket if needed.
+func NewSpool(db *bbolt.DB) (*Spool, error) {
+	err := db.Update(func(tx *bbolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketSpool)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create spool bucket: %w", err)
+	}
+	return &Spool{db: db}, nil
+}
+
+// Put appends data to the spool. It is durable when Put returns (unless the
+// file was opened with NoSync).
+func (s *Spool) Put(ctx context.Context, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketSpool)
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		return b.Put(binary.BigEndian.AppendUint64(nil, seq), data)
+	})
+	if err != nil {
+		return fmt.Errorf("spool put: %w", err)
+	}
+	return nil
+}
+
+// Peek returns the oldest spooled entry and its ID, or an empty ID when the
+// spool is empty. The entry stays until [Spool.Remove].
+func (s *Spool) Peek(ctx context.Context) (id string, data []byte, err error) {
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		k, v := tx.Bucket(bucketSpool).Cursor().First()
+		if k != nil {
+			id, data = hex.EncodeToString(k), append([]byte(nil), v...)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("spool peek: %w", err)
+	}
+	return id, data, nil
+}
+
+// Remove deletes the entry id (from [Spool.Peek]); removing an entry that is
+// already gone is not an error.
+func (s *Spool) Remove(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	k, err := hex.DecodeString(id)
+	if err != nil || len(k) != 8 {
+		return fmt.Errorf("spool remove: bad id %q", id)
+	}
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketSpool).Delete(k)
+	})
+	if err != nil {
+		return fmt.Errorf("spool remove: %w", err)
+	}
+	return nil
+}
+
+// Len reports how many entries the spool holds.
+func (s *Spool) Len(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		n = tx.Bucket(bucketSpool).Stats().KeyN
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("spool len: %w", err)
+	}
+	return n, nil
+}
