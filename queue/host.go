@@ -93,6 +93,11 @@ func normalizeHost(in string) (string, error) {
 				return "", invalid(in, fmt.Sprintf("bad character %q", c))
 			}
 		}
+		if strings.HasPrefix(l, "xn--") {
+			if u, err := idnaProfile.ToUnicode(l); err != nil || u == "" {
+				return "", invalid(in, fmt.Sprintf("label %q is not valid punycode", l))
+			}
+		}
 	}
 	if allDigits(labels[len(labels)-1]) {
 		return "", invalid(in, "numeric top-level label")
@@ -103,7 +108,8 @@ func normalizeHost(in string) (string, error) {
 // isCanonicalHost reports whether s is already a valid normalised host, so
 // that NormalizeHost would return it unchanged; it lets stored items decode
 // without the allocations of the full path. It is conservative: false only
-// means "take the full path".
+// means "take the full path" (as for every punycode label, which the full
+// path checks).
 func isCanonicalHost(s string) bool {
 	if len(s) == 0 || len(s) > 253 {
 		return false
@@ -112,7 +118,7 @@ func isCanonicalHost(s string) bool {
 	for i := 0; i <= len(s); i++ {
 		if i == len(s) || s[i] == '.' {
 			l := s[start:i]
-			if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || strings.HasPrefix(l, "xn--") {
 				return false
 			}
 			labels++

@@ -61,6 +61,8 @@ func TestNormalizeHost(t *testing.T) {
 		{"IPv6 URL", "http://[2001:db8::1]:80/", "", "IP address"},
 		{"single label", "localhost", "", "single label"},
 		{"numeric TLD", "a.123", "", "numeric"},
+		{"bad punycode", "xn--a.com", "", "not valid punycode"},
+		{"empty punycode", "xn--.com", "", "hyphen"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
