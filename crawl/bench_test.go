@@ -1,0 +1,87 @@
+package crawl_test
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"spyder/crawl"
+	"spyder/crawl/crawltest"
+)
+
+// BenchmarkCrawl crawls a generated world as issue 4 measures it: 10,000
+// hosts, 20 ms added to every DNS answer, 50 ms to every connect and HTTP
+// response, 3% of hosts hanging, trickling forever or slow; the default
+// limiter (1 request/s per host, burst 3), the default HostTimeout and
+// ConnectTimeout. It reports hosts/s end to end (slow tail included) and the
+// process's peak RSS, the world's servers included (world-RSS-MiB is the
+// process's RSS once the world is up, before the crawl):
+//
+//	go test -run '^$' -bench Crawl -benchtime 1x -cpuprofile cpu.out ./crawl
+//
+// SPYDER_BENCH_HOSTS, SPYDER_BENCH_WORKERS and SPYDER_BENCH_TIMEOUT (a Go
+// duration) override the size, the worker count and HostTimeout.
+func BenchmarkCrawl(b *testing.B) {
+	hosts := envInt(b, "SPYDER_BENCH_HOSTS", 10_000)
+	workers := envInt(b, "SPYDER_BENCH_WORKERS", crawl.DefaultWorkers)
+	timeout := crawl.DefaultHostTimeout
+	if s := os.Getenv("SPYDER_BENCH_TIMEOUT"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			b.Fatalf("SPYDER_BENCH_TIMEOUT: %v", err)
+		}
+		timeout = d
+	}
+	w := crawltest.Start(b, crawltest.Options{
+		Hosts: hosts, Seed: 1, DNSLatency: 20 * time.Millisecond, HTTPLatency: 50 * time.Millisecond, SlowFraction: 0.03,
+	})
+	runtime.GC()
+	worldRSS := procStatusMiB(b, "VmRSS")
+	var elapsed time.Duration
+	for b.Loop() {
+		run := crawlWorld(b, w, crawlOptions{workers: workers, rate: 1, burst: 3, mod: func(c *crawl.Config) {
+			c.HostTimeout = timeout
+		}})
+		elapsed += run.elapsed
+	}
+	b.ReportMetric(float64(len(w.Seeds)*b.N)/elapsed.Seconds(), "hosts/s")
+	b.ReportMetric(procStatusMiB(b, "VmHWM"), "peak-RSS-MiB")
+	b.ReportMetric(worldRSS, "world-RSS-MiB")
+}
+
+func envInt(tb testing.TB, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+// procStatusMiB reads a kB field of /proc/self/status in MiB.
+func procStatusMiB(tb testing.TB, field string) float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		tb.Skipf("no /proc/self/status: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			if err != nil {
+				tb.Fatalf("%s: %v", field, err)
+			}
+			return float64(kb) / 1024
+		}
+	}
+	tb.Fatalf("no %s in /proc/self/status", field)
+	return 0
+}
