@@ -33,6 +33,9 @@ type Options struct {
 	// links, 50 redirects, 1,000 DNS records, 10,000 SANs, an invalid
 	// UTF-8 name, CNAME loops and long chains, a silent DNS name).
 	Hostile bool
+	// NoRequestLog keeps World.Requests empty (RequestCount still counts),
+	// so that a long soak crawl does not see the world's memory grow.
+	NoRequestLog bool
 }
 
 // Request is one HTTP request a world server saw.
@@ -87,6 +90,8 @@ type World struct {
 	HostileOutcome map[string]string
 	// Requests returns every HTTP request the servers saw so far.
 	Requests func() []Request
+	// RequestCount returns how many HTTP requests the servers saw so far.
+	RequestCount func() int
 	// Refused returns every address Dial refused because it is not a world
 	// server (private, unknown or a port other than 443/80), in call order.
 	Refused func() []string
@@ -106,6 +111,7 @@ type World struct {
 	active   sync.WaitGroup // DNS and HTTP handlers, black-hole connections
 	done     chan struct{}  // closed at cleanup: sleeping handlers return
 	requests []Request
+	nreq     int
 	refused  []string
 }
 
@@ -133,6 +139,11 @@ func Start(tb testing.TB, o Options) *World {
 	w.Blocked = p.blockedHosts()
 	w.CrawlDelay = p.crawlDelays()
 	w.Requests = w.requestLog
+	w.RequestCount = func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.nreq
+	}
 	w.Refused = w.refusedLog
 	w.Dial = w.dial
 
@@ -194,7 +205,10 @@ func (w *World) sleep(ctx context.Context, d time.Duration) bool {
 
 func (w *World) record(r Request) {
 	w.mu.Lock()
-	w.requests = append(w.requests, r)
+	w.nreq++
+	if !w.opts.NoRequestLog {
+		w.requests = append(w.requests, r)
+	}
 	w.mu.Unlock()
 }
 
