@@ -5,6 +5,21 @@
 //
 // The suite uses real time (the contract has no clock), with short lease
 // TTLs where expiry matters. Import it only from tests and benchmarks.
+//
+// Where DESIGN.md leaves a detail open, the suite pins it down so that the
+// backends agree:
+//   - A seeded item is {"host":H,"ts":T,"attempt":0} exactly, T in Unix
+//     seconds at the seed.
+//   - An item that fails or expires for the last time is dead with
+//     attempt = maxAttempts and the last reason as its error.
+//   - Where a retried, reclaimed or released item goes in pending (front
+//     or back) is the backend's choice; pending and dead otherwise keep
+//     their order through Dump and Load, processing and seen need not.
+//   - Lease IDs travel with their records through Dump/Load and
+//     Export/Import: the holder of a lease can ack it in the new queue.
+//   - Load takes pending records that are only raw bytes; they go to dead
+//     with the reason when leased.
+//   - After Close every method returns ErrClosed at once.
 package queuetest
 
 import (
