@@ -16,10 +16,11 @@ func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	if l.ID == "" {
+	m := leaseMember(l)
+	if m == "" {
 		return queue.ErrLeaseLost
 	}
-	res, err := s.hot.do(ctx, op{ackID: l.ID})
+	res, err := s.hot.do(ctx, op{ack: m})
 	if err != nil {
 		return interpret("ack", err)
 	}
@@ -43,7 +44,7 @@ func (s *Store) Extend(ctx context.Context, l queue.Lease, ttl time.Duration) (q
 		}
 		return l, queue.ErrLeaseLost
 	}
-	v, err := s.run(ctx, "extend", extendScript, []string{s.k.leases}, l.ID, s.nowArg(), ttlMillis(ttl))
+	v, err := s.run(ctx, "extend", extendScript, []string{s.k.leases}, leaseMember(l), s.nowArg(), ttlMillis(ttl))
 	if err != nil {
 		return l, err
 	}

@@ -105,24 +105,13 @@ func (s *Store) dumpProcessing(ctx context.Context, snap keys, now time.Time, fn
 		if len(zs) == 0 {
 			break
 		}
-		ids := make([]string, len(zs))
-		for i, z := range zs {
-			ids[i] = z.Member.(string)
-		}
-		raws, err := s.c.HMGet(ctx, snap.leased, ids...).Result()
-		if err != nil {
-			return interpret("dump", err)
-		}
-		for i, z := range zs {
-			raw, ok := raws[i].(string)
-			if !ok {
-				continue // cannot happen: the scripts keep both keys in step
-			}
+		for _, z := range zs {
+			id, raw, _ := strings.Cut(z.Member.(string), " ")
 			r := itemRecord(queue.KindProcessing, []byte(raw))
 			if r.Item == nil {
 				r.Kind = queue.KindPending // leased, and dead when settled
 			} else {
-				r.LeaseID, r.Deadline = ids[i], time.UnixMilli(int64(z.Score))
+				r.LeaseID, r.Deadline = id, time.UnixMilli(int64(z.Score))
 			}
 			if err := fn(r); err != nil {
 				return err
@@ -235,11 +224,10 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 			}
 			pipe.LPush(ctx, stage.pending, raw)
 		case queue.KindProcessing:
-			if r.Item == nil || r.LeaseID == "" {
-				return fmt.Errorf("redisstore: load: record %d: processing needs an item and a lease ID", i)
+			if r.Item == nil || r.LeaseID == "" || strings.ContainsAny(r.LeaseID, " ") {
+				return fmt.Errorf("redisstore: load: record %d: processing needs an item and a lease ID without spaces", i)
 			}
-			pipe.ZAdd(ctx, stage.leases, redis.Z{Score: float64(r.Deadline.UnixMilli()), Member: r.LeaseID})
-			pipe.HSet(ctx, stage.leased, r.LeaseID, r.Item.Encode())
+			pipe.ZAdd(ctx, stage.leases, redis.Z{Score: float64(r.Deadline.UnixMilli()), Member: member(r.LeaseID, r.Item.Encode())})
 			if seq, _, ok := strings.Cut(r.LeaseID, "-"); ok {
 				if n, err := strconv.ParseInt(seq, 10, 64); err == nil {
 					maxSeq = max(maxSeq, n)

@@ -1,7 +1,8 @@
 -- extend.lua: move a held lease's deadline.
 --
 -- KEYS[1] leases zset
--- ARGV[1] lease ID   ARGV[2] now, Unix ms, or "" for the server's clock   ARGV[3] ttl ms
+-- ARGV[1] lease member ("<lease ID> <item bytes>")
+-- ARGV[2] now, Unix ms, or "" for the server's clock   ARGV[3] ttl ms
 --
 -- Returns the new deadline (Unix ms), or 0 when the lease is not held.
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then

@@ -15,11 +15,11 @@ var finishLua string
 
 var finishScript = redis.NewScript(finishLua)
 
-// finish ends leases with the triples (lease ID, "pending"|"dead", bytes) of
+// finish ends leases with the triples (lease member, "pending"|"dead", bytes) of
 // finish.lua and reports, per triple, whether the lease was held.
 func (s *Store) finish(ctx context.Context, op string, triples []any) ([]bool, error) {
 	args := append([]any{s.finishSeq.Add(1)}, triples...)
-	v, err := s.run(ctx, op, finishScript, []string{s.k.leases, s.k.leased, s.k.pending, s.k.dead, s.replies}, args...)
+	v, err := s.run(ctx, op, finishScript, []string{s.k.leases, s.k.pending, s.k.dead, s.replies}, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (s *Store) Fail(ctx context.Context, l queue.Lease, reason string, maxAttem
 		return queue.ErrLeaseLost
 	}
 	where, payload := s.retryOrDead(l.Item, reason, maxAttempts)
-	done, err := s.finish(ctx, "fail", []any{l.ID, where, payload})
+	done, err := s.finish(ctx, "fail", []any{leaseMember(l), where, payload})
 	if err != nil {
 		return err
 	}
@@ -83,11 +83,11 @@ func (s *Store) Release(ctx context.Context, ls []queue.Lease) (int, error) {
 	if len(ls) == 0 {
 		return 0, nil
 	}
-	ids := make([]any, len(ls))
+	members := make([]any, len(ls))
 	for i, l := range ls {
-		ids[i] = l.ID
+		members[i] = leaseMember(l)
 	}
-	v, err := s.run(ctx, "release", releaseScript, []string{s.k.leases, s.k.leased, s.k.pending}, ids...)
+	v, err := s.run(ctx, "release", releaseScript, []string{s.k.leases, s.k.pending}, members...)
 	if err != nil {
 		return 0, err
 	}

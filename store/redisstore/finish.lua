@@ -1,17 +1,17 @@
 -- finish.lua: end leases by pushing new bytes to pending or dead.
 --
--- KEYS[1] leases zset   KEYS[2] leased hash   KEYS[3] pending list   KEYS[4] dead list
--- KEYS[5] this store's replies hash
+-- KEYS[1] leases zset   KEYS[2] pending list   KEYS[3] dead list
+-- KEYS[4] this store's replies hash
 -- ARGV[1] call token, an integer rising with every call of this store
--- ARGV[2..]: triples (lease ID, "pending" or "dead", bytes to push). To
--- pending the bytes go to the back of the line (LPUSH), to dead at the end
--- (RPUSH).
+-- ARGV[2..]: triples (lease member "<lease ID> <item bytes>", "pending" or
+-- "dead", bytes to push). To pending the bytes go to the back of the line
+-- (LPUSH), to dead at the end (RPUSH).
 --
 -- Returns one integer per triple: 1 when done, 0 when the lease was not held
 -- (then nothing is pushed for it). A retry with the same token (the client
 -- lost the reply) gets the same answer from the replies hash ("f<token>",
 -- the last 4096 kept) and changes nothing.
-local replies, token = KEYS[5], tonumber(ARGV[1])
+local replies, token = KEYS[4], tonumber(ARGV[1])
 local prev = redis.call('HGET', replies, 'f' .. token)
 if prev then
   local out = {}
@@ -22,13 +22,12 @@ if prev then
 end
 local out = {}
 for i = 2, #ARGV, 3 do
-  local done = redis.call('HDEL', KEYS[2], ARGV[i])
+  local done = redis.call('ZREM', KEYS[1], ARGV[i])
   if done == 1 then
-    redis.call('ZREM', KEYS[1], ARGV[i])
     if ARGV[i + 1] == 'dead' then
-      redis.call('RPUSH', KEYS[4], ARGV[i + 2])
+      redis.call('RPUSH', KEYS[3], ARGV[i + 2])
     else
-      redis.call('LPUSH', KEYS[3], ARGV[i + 2])
+      redis.call('LPUSH', KEYS[2], ARGV[i + 2])
     end
   end
   out[#out + 1] = done

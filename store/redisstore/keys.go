@@ -11,8 +11,7 @@ type keys struct {
 	legacy     string // list: in-flight items of the original protocol
 	dead       string // list: dead entries, RPUSH in, oldest at index 0
 	seen       string // set: every host ever seeded
-	leases     string // sorted set: lease ID → deadline (Unix ms)
-	leased     string // hash: lease ID → item bytes
+	leases     string // sorted set: "<lease ID> <item bytes>" → deadline (Unix ms)
 	leaseSeq   string // string: counter lease IDs are drawn from
 	legacySeen string // hash: legacy item bytes → when first noticed (Unix ms)
 }
@@ -24,7 +23,6 @@ func newKeys(base string) keys {
 		dead:       base + ":dead",
 		seen:       base + ":seen",
 		leases:     base + ":leases",
-		leased:     base + ":leased",
 		leaseSeq:   base + ":lease-seq",
 		legacySeen: base + ":processing-noticed",
 	}
@@ -33,7 +31,7 @@ func newKeys(base string) keys {
 // state lists the keys that hold queue state (not counters), the ones
 // Load requires absent.
 func (k keys) state() []string {
-	return []string{k.pending, k.legacy, k.dead, k.seen, k.leases, k.leased, k.legacySeen}
+	return []string{k.pending, k.legacy, k.dead, k.seen, k.leases, k.legacySeen}
 }
 
 // hashTag returns the part of key Redis Cluster hashes: the text between the

@@ -32,7 +32,7 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 			return res, err
 		}
 		v, err := s.run(ctx, "reclaim", reclaimScript,
-			[]string{s.k.leases, s.k.leased, s.k.leaseSeq, s.k.legacy, s.k.legacySeen},
+			[]string{s.k.leases, s.k.leaseSeq, s.k.legacy, s.k.legacySeen},
 			s.nowArg(), ttlMillis(ttl), maxReclaimBatch)
 		if err != nil {
 			return res, err
@@ -47,12 +47,12 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 			id, raw := toString(reply[i]), []byte(toString(reply[i+1]))
 			it, err := queue.DecodeItem(raw)
 			if err != nil {
-				triples = append(triples, id, "dead", s.deadEntry(raw, nil, "undecodable item: "+err.Error()))
+				triples = append(triples, member(id, raw), "dead", s.deadEntry(raw, nil, "undecodable item: "+err.Error()))
 				hosts = append(hosts, clip(raw))
 				continue
 			}
 			where, payload := s.retryOrDead(it, "lease expired", maxAttempts)
-			triples = append(triples, id, where, payload)
+			triples = append(triples, member(id, raw), where, payload)
 			hosts = append(hosts, it.Host)
 		}
 		// Settle even if ctx ends now: claims left unsettled wait out ttl.

@@ -1,8 +1,9 @@
 -- reclaim.lua: claim expired leases, and items an older worker left in the
 -- legacy processing list, for the caller to settle with finish.lua.
 --
--- KEYS[1] leases zset   KEYS[2] leased hash   KEYS[3] lease ID counter
--- KEYS[4] legacy processing list   KEYS[5] legacy noticed hash (item bytes -> first seen, ms)
+-- KEYS[1] leases zset (members "<lease ID> <item bytes>", scored by deadline)
+-- KEYS[2] lease ID counter   KEYS[3] legacy processing list
+-- KEYS[4] legacy noticed hash (item bytes -> first seen, Unix ms)
 -- ARGV[1] now, Unix ms, or "" for the server's clock
 -- ARGV[2] ttl ms   ARGV[3] at most this many items
 --
@@ -23,39 +24,38 @@ local out = {now}
 local claimed = {}
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
-for _, id in ipairs(expired) do
-  local raw = redis.call('HGET', KEYS[2], id)
-  redis.call('HDEL', KEYS[2], id)
-  redis.call('ZREM', KEYS[1], id)
-  if raw then
-    claimed[#claimed + 1] = raw
-  end
+if #expired > 0 then
+  redis.call('ZREM', KEYS[1], unpack(expired))
+end
+for _, member in ipairs(expired) do
+  local cut = string.find(member, ' ', 1, true)
+  claimed[#claimed + 1] = string.sub(member, cut + 1)
 end
 
-if #claimed < limit and redis.call('EXISTS', KEYS[4]) + redis.call('EXISTS', KEYS[5]) > 0 then
+if #claimed < limit and redis.call('EXISTS', KEYS[3]) + redis.call('EXISTS', KEYS[4]) > 0 then
   local count = {}
-  for _, raw in ipairs(redis.call('LRANGE', KEYS[4], 0, -1)) do
+  for _, raw in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
     count[raw] = (count[raw] or 0) + 1
   end
-  local noticed = redis.call('HGETALL', KEYS[5])
+  local noticed = redis.call('HGETALL', KEYS[4])
   for i = 1, #noticed, 2 do
     if not count[noticed[i]] then
-      redis.call('HDEL', KEYS[5], noticed[i])
+      redis.call('HDEL', KEYS[4], noticed[i])
     end
   end
   for raw, n in pairs(count) do
-    local first = tonumber(redis.call('HGET', KEYS[5], raw))
+    local first = tonumber(redis.call('HGET', KEYS[4], raw))
     if not first then
-      redis.call('HSET', KEYS[5], raw, now)
+      redis.call('HSET', KEYS[4], raw, now)
     elseif now - first >= ttl then
       local taken = 0
       while taken < n and #claimed < limit do
-        redis.call('LREM', KEYS[4], 1, raw)
+        redis.call('LREM', KEYS[3], 1, raw)
         claimed[#claimed + 1] = raw
         taken = taken + 1
       end
       if taken == n then
-        redis.call('HDEL', KEYS[5], raw)
+        redis.call('HDEL', KEYS[4], raw)
       end
     end
   end
@@ -64,18 +64,15 @@ end
 if #claimed == 0 then
   return out
 end
-local seq = redis.call('INCRBY', KEYS[3], #claimed) - #claimed
-local z, h = {}, {}
-for _, raw in ipairs(claimed) do
-  seq = seq + 1
-  local id = string.format('%d-%d', seq, now)
-  z[#z + 1] = now + ttl
-  z[#z + 1] = id
-  h[#h + 1] = id
-  h[#h + 1] = raw
+local seq = redis.call('INCRBY', KEYS[2], #claimed) - #claimed
+local suffix = '-' .. now
+local z = {}
+for i, raw in ipairs(claimed) do
+  local id = (seq + i) .. suffix
+  z[2 * i - 1] = now + ttl
+  z[2 * i] = id .. ' ' .. raw
   out[#out + 1] = id
   out[#out + 1] = raw
 end
 redis.call('ZADD', KEYS[1], unpack(z))
-redis.call('HSET', KEYS[2], unpack(h))
 return out

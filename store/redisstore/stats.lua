@@ -5,8 +5,9 @@
 -- ARGV[1] now, Unix ms, or "" for the server's clock
 --
 -- Returns {pending, processing (leases + legacy items), dead, seen, now,
--- start of the oldest lease in ms or -1}. Lease starts are read from the IDs
--- ("<seq>-<start ms>"), which walks every lease: O(leases held).
+-- start of the oldest lease in ms or -1}. Lease starts are read from the
+-- members ("<seq>-<start ms> <item bytes>"), which walks every lease:
+-- O(leases held).
 local now = tonumber(ARGV[1])
 if not now then
   local t = redis.call('TIME')
@@ -14,7 +15,7 @@ if not now then
 end
 local oldest = -1
 for _, id in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
-  local start = tonumber(string.match(id, '^%d+%-(%d+)$'))
+  local start = tonumber(string.match(id, '^%d+%-(%d+) '))
   if start and (oldest < 0 or start < oldest) then
     oldest = start
   end

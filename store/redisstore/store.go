@@ -59,8 +59,9 @@ var _ queue.Queue = (*Store)(nil)
 // ran; [interpret] turns it into queue.ErrClosed.
 var errStopped = errors.New("store closed")
 
-// batchLoops is how many batches of one kind may be in flight at once.
-const batchLoops = 2
+// batchLoops is how many batches may be in flight at once. One measured
+// best: while it runs, callers queue up and the next batch takes them all.
+const batchLoops = 1
 
 // Open returns the queue under o.Key in the Redis client c. It checks the
 // server (Redis 6.2 or newer) and loads the scripts. The caller owns c and
