@@ -84,7 +84,7 @@ func extract(body []byte, page *url.URL) []string {
 // TestPagesParseAsPlanned parses every page of a world as a crawler would
 // (the first 512 KiB) and checks the hosts found are the plan's.
 func TestPagesParseAsPlanned(t *testing.T) {
-	p, err := newPlan(Options{Hosts: 3000, Seed: 21})
+	p, err := newPlan(Options{Hosts: 1500, Seed: 21})
 	if err != nil {
 		t.Fatal(err)
 	}
