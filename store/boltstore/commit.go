@@ -128,6 +128,8 @@ func (s *Store) queuedLen() int {
 // cannot fail the others.
 func (s *Store) commit(ops []*op) {
 	err := s.db.Update(func(tx *bbolt.Tx) error {
+		s.batchTx, s.batchD = tx, counts{}
+		defer func() { s.batchTx = nil }()
 		for _, o := range ops {
 			if o.answered {
 				continue
@@ -144,7 +146,7 @@ func (s *Store) commit(ops []*op) {
 				close(o.early)
 			}
 		}
-		return nil
+		return addCounts(tx, s.batchD)
 	})
 	if err != nil {
 		if len(ops) == 1 {

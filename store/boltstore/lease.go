@@ -50,15 +50,23 @@ func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queu
 	// process can see it, so a crash before the commit loses nothing (the
 	// items are still pending in the file), and every later call on it
 	// (Ack, Extend, Fail) runs after that commit.
-	o := &op{ctx: ctx, early: make(chan struct{})}
-	o.apply = func(tx *bbolt.Tx) error {
-		out = out[:0]
+	o := &op{ctx: ctx, apply: s.leaseApply(&out, n, ttl), early: make(chan struct{})}
+	if err := s.enqueue(ctx, o); err != nil {
+		return nil, fmt.Errorf("lease: %w", err)
+	}
+	return out, nil
+}
+
+// leaseApply moves up to n pending items to processing, setting *out.
+func (s *Store) leaseApply(out *[]queue.Lease, n int, ttl time.Duration) func(*bbolt.Tx) error {
+	return func(tx *bbolt.Tx) error {
+		*out = (*out)[:0]
 		now := s.now()
 		deadline := now.Add(ttl)
 		pending, proc := tx.Bucket(bucketPending), tx.Bucket(bucketProcessing)
 		c := pending.Cursor()
 		var d counts
-		for len(out) < n {
+		for len(*out) < n {
 			k, v := c.First()
 			if k == nil {
 				break
@@ -84,20 +92,22 @@ func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queu
 				return err
 			}
 			d.processing++
-			out = append(out, queue.Lease{Item: it, Raw: raw, ID: string(id), Deadline: deadline})
+			*out = append(*out, queue.Lease{Item: it, Raw: raw, ID: string(id), Deadline: deadline})
 		}
-		return addCounts(tx, d)
+		return s.count(tx, d)
 	}
-	err := s.enqueue(ctx, o)
-	if err != nil {
-		return nil, fmt.Errorf("lease: %w", err)
-	}
-	return out, nil
 }
 
 // Ack implements [queue.Queue.Ack].
 func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
-	err := s.do(ctx, false, func(tx *bbolt.Tx) error {
+	if err := s.do(ctx, false, s.ackApply(l)); err != nil {
+		return fmt.Errorf("ack %s: %w", l.Item.Host, err)
+	}
+	return nil
+}
+
+func (s *Store) ackApply(l queue.Lease) func(*bbolt.Tx) error {
+	return func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucketProcessing).Cursor()
 		if k, _ := c.Seek([]byte(l.ID)); string(k) != l.ID {
 			return queue.ErrLeaseLost
@@ -105,12 +115,8 @@ func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
 		if err := c.Delete(); err != nil {
 			return err
 		}
-		return addCounts(tx, counts{processing: -1})
-	})
-	if err != nil {
-		return fmt.Errorf("ack %s: %w", l.Item.Host, err)
+		return s.count(tx, counts{processing: -1})
 	}
-	return nil
 }
 
 // Extend implements [queue.Queue.Extend].
@@ -152,13 +158,13 @@ func (s *Store) Fail(ctx context.Context, l queue.Lease, reason string, maxAttem
 		if err != nil {
 			return err
 		}
-		if _, _, err := retryOrBury(tx, r.raw, reason, maxAttempts, s.now()); err != nil {
+		if _, _, err := s.retryOrBury(tx, r.raw, reason, maxAttempts, s.now()); err != nil {
 			return err
 		}
 		if err := proc.Delete([]byte(l.ID)); err != nil {
 			return err
 		}
-		return addCounts(tx, counts{processing: -1})
+		return s.count(tx, counts{processing: -1})
 	})
 	if err != nil {
 		return fmt.Errorf("fail %s: %w", l.Item.Host, err)
@@ -193,7 +199,7 @@ func (s *Store) Release(ctx context.Context, ls []queue.Lease) (int, error) {
 			}
 			n++
 		}
-		return addCounts(tx, counts{pending: int64(n), processing: -int64(n)})
+		return s.count(tx, counts{pending: int64(n), processing: -int64(n)})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("release: %w", err)
@@ -227,7 +233,7 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 		}
 		for _, e := range todo {
 			reason := fmt.Sprintf("lease %s expired", e.id)
-			host, dead, err := retryOrBury(tx, e.raw, reason, maxAttempts, now)
+			host, dead, err := s.retryOrBury(tx, e.raw, reason, maxAttempts, now)
 			if err != nil {
 				return err
 			}
@@ -240,7 +246,7 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 				return err
 			}
 		}
-		return addCounts(tx, counts{processing: -int64(len(todo))})
+		return s.count(tx, counts{processing: -int64(len(todo))})
 	})
 	if err != nil {
 		return queue.ReclaimResult{}, fmt.Errorf("reclaim: %w", err)

@@ -124,12 +124,12 @@ func parseDead(v []byte) (queue.DeadItem, error) {
 // retryOrBury returns raw's item to the back of pending with attempt+1, or
 // to dead with reason once that reaches max, counting the addition. It
 // reports whether it died.
-func retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, now time.Time) (host string, dead bool, err error) {
+func (s *Store) retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, now time.Time) (host string, dead bool, err error) {
 	bury := func(host string, raw []byte, reason string) (string, bool, error) {
 		if err := putDead(tx.Bucket(bucketDead), raw, reason, now); err != nil {
 			return host, true, err
 		}
-		return host, true, addCounts(tx, counts{dead: 1})
+		return host, true, s.count(tx, counts{dead: 1})
 	}
 	it, err := queue.DecodeItem(raw)
 	if err != nil {
@@ -149,7 +149,7 @@ func retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, now time.Time
 	if err := pushBack(tx.Bucket(bucketPending), enc); err != nil {
 		return it.Host, false, err
 	}
-	return it.Host, false, addCounts(tx, counts{pending: 1})
+	return it.Host, false, s.count(tx, counts{pending: 1})
 }
 
 // bucketMeta holds the queue's collection sizes under keyCounts, kept in the
@@ -195,6 +195,19 @@ func addCounts(tx *bbolt.Tx, d counts) error {
 	c.dead += d.dead
 	c.seen += d.seen
 	return writeCounts(tx, c)
+}
+
+// count applies d to the stored sizes, or, inside the committer's shared
+// transaction, adds it to the sum that transaction writes once at its end.
+func (s *Store) count(tx *bbolt.Tx, d counts) error {
+	if tx != s.batchTx {
+		return addCounts(tx, d)
+	}
+	s.batchD.pending += d.pending
+	s.batchD.processing += d.processing
+	s.batchD.dead += d.dead
+	s.batchD.seen += d.seen
+	return nil
 }
 
 // initCounts stores the sizes counted from the buckets when the file has

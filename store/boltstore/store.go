@@ -82,6 +82,12 @@ type Store struct {
 
 	mu    sync.Mutex
 	avail chan struct{} // closed and replaced when pending grows
+
+	// batchTx is the committer's shared transaction while it runs, and
+	// batchD the size changes its ops made; both are touched only inside
+	// write transactions, which bbolt serialises.
+	batchTx *bbolt.Tx
+	batchD  counts
 }
 
 // Open opens (creating if needed) the bbolt file at path and starts the
