@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/net/idna"
+
 	"spyder/queue"
 )
 
@@ -47,6 +49,11 @@ func (g *gen) href(s *site) string {
 	x := g.r.IntN(30)
 	switch x {
 	case 0, 1, 2, 3:
+		if strings.HasPrefix(seed, "xn--") { // as pages write them: in Unicode
+			if u, err := idna.Lookup.ToUnicode(seed); err == nil {
+				seed = u
+			}
+		}
 		return "https://" + seed + "/" + g.pick([]string{"", "about", "a/b?c=d", "#frag"})
 	case 4:
 		return "http://" + seed + "/page.html"

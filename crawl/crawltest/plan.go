@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
+
+	"spyder/queue"
 )
 
 // rrs are the records owned by one DNS name.
@@ -420,6 +422,15 @@ func (g *gen) seed(room int) {
 		g.apexDNS(h)
 		g.site(h, false)
 		g.addSeed(h, "gov.uk")
+	case x < 0.35: // an internationalised name, published in its ASCII form
+		g.n++
+		h, err := queue.NormalizeHost(fmt.Sprintf("%s%d.%s", g.pick([]string{"münchen", "café", "søster", "ürün"}), g.n, g.suffix()))
+		if err != nil {
+			panic(err) // the names above are valid
+		}
+		g.apexDNS(h)
+		g.site(h, false)
+		g.addSeed(h, "idn")
 	default:
 		h := g.apexName()
 		g.apexDNS(h)

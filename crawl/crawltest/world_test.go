@@ -70,7 +70,7 @@ func TestWorldMix(t *testing.T) {
 	}
 	for _, k := range []string{"apex", "subdomain", "www-cname", "cdn-cname", "cname-loop", "cname-self",
 		"cname-dangling", "nxdomain", "private", "private-and-public", "no-address", "excluded-tld",
-		"refused", "refused-then-served", "gov.uk", "hang", "trickle-forever", "slow"} {
+		"refused", "refused-then-served", "gov.uk", "idn", "hang", "trickle-forever", "slow"} {
 		if kinds[k] == 0 {
 			t.Errorf("no seed of kind %s: %v", k, kinds)
 		}
