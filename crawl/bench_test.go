@@ -47,6 +47,7 @@ func BenchmarkCrawl(b *testing.B) {
 			c.HostTimeout = timeout
 		}})
 		elapsed += run.elapsed
+		run.logTimes(b)
 	}
 	b.ReportMetric(float64(len(w.Seeds)*b.N)/elapsed.Seconds(), "hosts/s")
 	b.ReportMetric(procStatusMiB(b, "VmHWM"), "peak-RSS-MiB")

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/miekg/dns"
@@ -30,20 +29,22 @@ type dnsAnswer struct {
 	detail string
 }
 
-// resolver sends DNS queries to one server, over UDP with a fallback to TCP
-// when an answer is truncated, with a timeout and retries per query.
+// resolver sends DNS queries to one server: all the questions of one host
+// at once over one UDP socket, with a timeout and retries, and again over
+// TCP for an answer that came back truncated.
 type resolver struct {
 	server  string
-	udp     *dns.Client
 	tcp     *dns.Client
 	timeout time.Duration
 	retries int
 }
 
+// udpSize is the largest UDP answer we accept (EDNS0), and read.
+const udpSize = dns.DefaultMsgSize
+
 func newResolver(server string, timeout time.Duration, retries int) *resolver {
 	return &resolver{
 		server:  server,
-		udp:     &dns.Client{Net: "udp", UDPSize: dns.DefaultMsgSize, Timeout: timeout},
 		tcp:     &dns.Client{Net: "tcp", Timeout: timeout},
 		timeout: timeout,
 		retries: retries,
@@ -65,21 +66,15 @@ func systemResolver() (string, error) {
 // lookupAll runs every query for host in parallel and combines the answers
 // by the edge rules of DESIGN.md §1.
 func (r *resolver) lookupAll(ctx context.Context, host string) *dnsAnswer {
+	msgs, qerrs := r.exchange(ctx, host, lookupTypes)
 	type reply struct {
 		msg *dns.Msg
 		err error
 	}
 	replies := make([]reply, len(lookupTypes))
-	var wg sync.WaitGroup
-	for i, t := range lookupTypes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m, err := r.query(ctx, host, t)
-			replies[i] = reply{m, err}
-		}()
+	for i := range replies {
+		replies[i] = reply{msgs[i], qerrs[i]}
 	}
-	wg.Wait()
 
 	a := &dnsAnswer{}
 	fqdn := dns.Fqdn(host)
@@ -166,30 +161,96 @@ func (r *resolver) lookupAll(ctx context.Context, host string) *dnsAnswer {
 	return a
 }
 
-// query sends one question, retrying on network errors and timeouts, and
-// repeating over TCP when the UDP answer is truncated.
-func (r *resolver) query(ctx context.Context, host string, t uint16) (*dns.Msg, error) {
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(host), t)
-	m.RecursionDesired = true
-	m.SetEdns0(dns.DefaultMsgSize, false)
-	var err error
-	for attempt := 0; attempt <= r.retries; attempt++ {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+// exchange asks the server every question of types about host at once,
+// over one UDP socket (one socket per host rather than per question keeps
+// the system calls down), and returns the answers in the order of types.
+// Questions still unanswered when an attempt times out are sent again, up to
+// the resolver's retries; a truncated answer is asked again over TCP. An
+// answer counts only if its ID and question match one we asked.
+func (r *resolver) exchange(ctx context.Context, host string, types []uint16) ([]*dns.Msg, []error) {
+	msgs := make([]*dns.Msg, len(types))
+	errs := make([]error, len(types))
+	fail := func(err error) ([]*dns.Msg, []error) {
+		for i := range errs {
+			if msgs[i] == nil && errs[i] == nil {
+				errs[i] = err
+			}
 		}
-		qctx, cancel := context.WithTimeout(ctx, r.timeout)
-		var in *dns.Msg
-		in, _, err = r.udp.ExchangeContext(qctx, m, r.server)
-		if err == nil && in.Truncated {
-			in, _, err = r.tcp.ExchangeContext(qctx, m, r.server)
+		return msgs, errs
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "udp", r.server)
+	if err != nil {
+		return fail(fmt.Errorf("dns: %w", err))
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	fqdn := dns.Fqdn(host)
+	queries := make([]*dns.Msg, len(types))
+	wire := make([][]byte, len(types))
+	byID := make(map[uint16]int, len(types))
+	for i, t := range types {
+		m := new(dns.Msg)
+		m.SetQuestion(fqdn, t)
+		m.RecursionDesired = true
+		m.SetEdns0(udpSize, false)
+		for _, taken := byID[m.Id]; taken; _, taken = byID[m.Id] {
+			m.Id = dns.Id()
 		}
-		cancel()
-		if err == nil {
-			return in, nil
+		byID[m.Id] = i
+		if wire[i], err = m.Pack(); err != nil {
+			return fail(fmt.Errorf("dns: pack %s: %w", host, err))
+		}
+		queries[i] = m
+	}
+
+	truncated := make([]bool, len(types))
+	pending := len(types)
+	buf := make([]byte, udpSize)
+	var lastErr error
+	for attempt := 0; attempt <= r.retries && pending > 0 && ctx.Err() == nil; attempt++ {
+		for i := range types {
+			if msgs[i] == nil && !truncated[i] {
+				if _, err := conn.Write(wire[i]); err != nil {
+					lastErr = err
+				}
+			}
+		}
+		conn.SetReadDeadline(time.Now().Add(r.timeout))
+		for pending > 0 {
+			n, err := conn.Read(buf)
+			if err != nil {
+				lastErr = err
+				break // timed out, refused or cancelled: next attempt
+			}
+			m := new(dns.Msg)
+			if m.Unpack(buf[:n]) != nil {
+				continue
+			}
+			i, ok := byID[m.Id]
+			if !ok || msgs[i] != nil || truncated[i] || len(m.Question) != 1 ||
+				m.Question[0].Qtype != types[i] || !strings.EqualFold(m.Question[0].Name, fqdn) {
+				continue
+			}
+			pending--
+			if m.Truncated {
+				truncated[i] = true
+				continue
+			}
+			msgs[i] = m
 		}
 	}
-	return nil, err
+	for i, t := range truncated {
+		if t {
+			msgs[i], _, errs[i] = r.tcp.ExchangeContext(ctx, queries[i], r.server)
+		}
+	}
+	if lastErr == nil || ctx.Err() != nil {
+		lastErr = os.ErrDeadlineExceeded
+	}
+	return fail(fmt.Errorf("dns: no answer: %w", lastErr))
 }
 
 func isTimeout(err error) bool {

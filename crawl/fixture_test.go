@@ -33,6 +33,8 @@ type fixture struct {
 	dialed   []string // addresses the crawler asked to dial
 	requests []string // "host path" of every request served
 	conns    int      // TLS connections accepted
+	drops    int      // DNS queries for flaky.* seen
+	dropped  map[uint16]bool
 }
 
 // mustFixture starts the DNS server with records (zone-file lines) and the
@@ -75,6 +77,27 @@ func mustFixture(tb testing.TB, records []string, certNames []string, handler ht
 			}
 			rrs = byName[next]
 		}
+		if strings.HasPrefix(name, "flaky.") {
+			// Drop the first query of each type: only a retry is answered.
+			f.mu.Lock()
+			f.drops++
+			first := !f.dropped[q.Qtype]
+			if f.dropped == nil {
+				f.dropped = make(map[uint16]bool)
+			}
+			f.dropped[q.Qtype] = true
+			f.mu.Unlock()
+			if first {
+				return
+			}
+		}
+		if _, udp := w.RemoteAddr().(*net.UDPAddr); udp {
+			size := dns.MinMsgSize
+			if o := r.IsEdns0(); o != nil {
+				size = int(o.UDPSize())
+			}
+			m.Truncate(size)
+		}
 		w.WriteMsg(m)
 	})
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -85,6 +108,13 @@ func mustFixture(tb testing.TB, records []string, certNames []string, handler ht
 	go srv.ActivateAndServe()
 	tb.Cleanup(func() { srv.Shutdown() })
 	f.resolver = pc.LocalAddr().String()
+	ln, err := net.Listen("tcp", f.resolver)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tcp := &dns.Server{Listener: ln, Handler: mux}
+	go tcp.ActivateAndServe()
+	tb.Cleanup(func() { tcp.Shutdown() })
 
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	caTmpl := &x509.Certificate{

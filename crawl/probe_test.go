@@ -381,3 +381,63 @@ func TestCrawler_Probe_Hang(t *testing.T) {
 		t.Errorf("cancelled Probe took %v, want about 100ms", d)
 	}
 }
+
+// TestCrawler_Probe_DNS checks the retry of unanswered queries and the TCP
+// fallback for truncated answers.
+func TestCrawler_Probe_DNS(t *testing.T) {
+	records := []string{"flaky.example.com. 60 IN A 192.0.2.9", "flaky.example.com. 60 IN MX 5 mx.example.org."}
+	var want []string
+	for i := range 40 {
+		txt := fmt.Sprintf("record %02d %s", i, strings.Repeat("t", 200))
+		want = append(want, txt)
+		records = append(records, fmt.Sprintf("bigtxt.example.com. 60 IN TXT %q", txt))
+	}
+	records = append(records, "bigtxt.example.com. 60 IN A 192.0.2.10")
+	f := mustFixture(t, records, []string{"x.example.com"}, fixtureHandler())
+	c := mustCrawler(t, f, func(c *crawl.Config) { c.DNSTimeout = 200 * time.Millisecond })
+
+	r := c.Probe(t.Context(), "bigtxt.example.com")
+	if diff := cmp.Diff(want, r.Domains[0].TXT); diff != "" {
+		t.Errorf("TXT of a truncated answer (-want +got):\n%s", diff)
+	}
+	if got := statuses(r)["dns"]; got != "ok" {
+		t.Errorf("dns outcome = %q, want ok", got)
+	}
+
+	r = c.Probe(t.Context(), "flaky.example.com")
+	var dnsEdges []edge
+	for _, e := range edgesOf(r) {
+		if e.Type == crawl.ResolvesTo || e.Type == crawl.UsesMX {
+			dnsEdges = append(dnsEdges, e)
+		}
+	}
+	if diff := cmp.Diff([]edge{{"RESOLVES_TO", "flaky.example.com", "192.0.2.9"}, {"USES_MX", "flaky.example.com", "mx.example.org"}}, dnsEdges); diff != "" {
+		t.Errorf("edges after retries (-want +got):\n%s", diff)
+	}
+	f.mu.Lock()
+	drops := f.drops
+	f.mu.Unlock()
+	if drops != 12 {
+		t.Errorf("flaky host got %d queries, want 12 (6 dropped, 6 retried)", drops)
+	}
+
+	// A resolver that never answers: the lookups time out after the
+	// retries, and the probe reports it.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	c2, err := crawl.New(crawl.Config{Resolver: pc.LocalAddr().String(), DNSTimeout: 100 * time.Millisecond, DNSRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r = c2.Probe(t.Context(), "a.example.com")
+	if got := statuses(r)["dns"]; got != "timeout" {
+		t.Errorf("dns outcome with a silent resolver = %q, want timeout", got)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("probe with a silent resolver took %v, want about 2 × 100ms", d)
+	}
+}

@@ -3,10 +3,12 @@ package crawl_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/netip"
@@ -34,6 +36,41 @@ type crawlRun struct {
 	dialed  []string
 	results []*crawl.Result
 	elapsed time.Duration
+
+	// Worker time spent per outcome (the steps' statuses joined), probing
+	// and waiting for the batch to be written.
+	probeTime, addTime map[string]time.Duration
+	count              map[string]int
+}
+
+func (r *crawlRun) time(res *crawl.Result, probe, add time.Duration) {
+	var k []string
+	for _, s := range res.Outcome.Steps {
+		k = append(k, s.Status)
+	}
+	key := strings.Join(k, "/")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.count == nil {
+		r.probeTime, r.addTime, r.count = make(map[string]time.Duration), make(map[string]time.Duration), make(map[string]int)
+	}
+	r.probeTime[key] += probe
+	r.addTime[key] += add
+	r.count[key]++
+}
+
+// logTimes logs where the workers' time went, by outcome.
+func (r *crawlRun) logTimes(tb testing.TB) {
+	keys := slices.SortedFunc(maps.Keys(r.count), func(a, b string) int { return cmp.Compare(r.probeTime[b], r.probeTime[a]) })
+	var total time.Duration
+	for _, k := range keys {
+		total += r.probeTime[k] + r.addTime[k]
+	}
+	tb.Logf("worker time %v in %v: %.0f workers busy on average", total, r.elapsed, total.Seconds()/r.elapsed.Seconds())
+	for _, k := range keys {
+		tb.Logf("%6d × %-60s probe %8.1fs (%5.2fs each) batch wait %6.1fs", r.count[k], k,
+			r.probeTime[k].Seconds(), r.probeTime[k].Seconds()/float64(r.count[k]), r.addTime[k].Seconds())
+	}
 }
 
 // crawlOptions say how crawlWorld crawls.
@@ -94,10 +131,13 @@ func crawlWorld(tb testing.TB, w *crawltest.World, o crawlOptions) *crawlRun {
 		go func() {
 			defer wg.Done()
 			for h := range hosts {
+				t0 := time.Now()
 				r := c.Probe(ctx, h)
+				t1 := time.Now()
 				if err := b.Add(ctx, r); err != nil {
 					tb.Errorf("Add(%s): %v", h, err)
 				}
+				run.time(r, t1.Sub(t0), time.Since(t1))
 				if keep {
 					run.mu.Lock()
 					run.results = append(run.results, r)
