@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -535,4 +536,25 @@ func checkSite(t *testing.T, client *http.Client, scheme string, s *site, lat ti
 		t.Errorf("%s /: body is not the page", h)
 	}
 	return true
+}
+
+func BenchmarkStart(b *testing.B) {
+	for _, n := range []int{2000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				Start(b, Options{Hosts: n, Seed: 1, SlowFraction: 0.03})
+			}
+		})
+	}
+}
+
+func BenchmarkWarm(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		w := Start(b, Options{Hosts: 10000, Seed: 1, SlowFraction: 0.03})
+		b.StartTimer()
+		if err := w.Warm(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
