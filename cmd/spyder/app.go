@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2/altsrc"
+
+	"spyder/crawl"
+	"spyder/queue"
+	"spyder/store/boltstore"
+	"spyder/store/redisstore"
+)
+
+// usageError is an error in how spyder was called; main exits 2 for it.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitCode maps an error returned by the app to the process exit code.
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// newApp builds the command line, writing output to stdout and messages
+// to stderr, so tests run it in-process.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:    "spyder",
+		Usage:   "map how internet domains relate: DNS, TLS certificates and links, as a graph in JSON lines",
+		Version: crawl.Version,
+		Description: "spyder probes hosts (DNS records, the TLS certificate, robots.txt and the front page)\n" +
+			"and writes the nodes and edges it finds. Standalone, the crawl state lives in one bbolt\n" +
+			"file (--db) and survives Ctrl-C or a crash; in a fleet, every probe shares one Redis\n" +
+			"queue (--redis). Every flag also reads an environment variable (shown in [brackets])\n" +
+			"and, with --config FILE, a YAML file whose keys are the flag names.",
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		HideHelpCommand: true,
+		Commands:        []*cli.Command{runCommand(), queueCommand()},
+		OnUsageError:    onUsageError,
+	}
+	return app
+}
+
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	return usagef("%v (see %s --help)", err, c.Command.HelpName)
+}
+
+// withConfig makes a command's flags also read the YAML file named by
+// --config, after the command line and the environment.
+func withConfig(cmd *cli.Command) *cli.Command {
+	cmd.Flags = append(cmd.Flags, &cli.StringFlag{
+		Name: "config", Usage: "read flag values from this YAML `FILE` (keys are flag names)",
+		EnvVars: []string{"SPYDER_CONFIG"}, TakesFile: true,
+	})
+	cmd.OnUsageError = onUsageError
+	next := cmd.Before
+	cmd.Before = func(c *cli.Context) error {
+		load := altsrc.InitInputSourceWithContext(cmd.Flags, func(c *cli.Context) (altsrc.InputSourceContext, error) {
+			path := c.String("config")
+			if path == "" {
+				return altsrc.NewMapInputSource("", map[any]any{}), nil
+			}
+			if _, err := os.Stat(path); err != nil {
+				return nil, fmt.Errorf("config file %s: %w", path, errors.Unwrap(err))
+			}
+			src, err := altsrc.NewYamlSourceFromFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: %w", path, err)
+			}
+			return src, nil
+		})
+		if err := load(c); err != nil {
+			return err
+		}
+		if next != nil {
+			return next(c)
+		}
+		return nil
+	}
+	return cmd
+}
+
+// Flag categories, so --help groups them.
+const (
+	catQueue  = "Queue backend"
+	catCrawl  = "Crawl"
+	catOutput = "Output"
+	catOps    = "Operations"
+)
+
+// backendFlags are the flags every command that touches the queue takes.
+func backendFlags() []cli.Flag {
+	return []cli.Flag{
+		altsrc.NewStringFlag(&cli.StringFlag{Name: "db", Value: "spyder.db", Category: catQueue, TakesFile: true,
+			Usage: "bbolt `FILE` holding the whole crawl state (standalone mode)", EnvVars: []string{"SPYDER_DB"}}),
+		altsrc.NewStringFlag(&cli.StringFlag{Name: "redis", Category: catQueue,
+			Usage:   "Redis `ADDR` for a fleet: host:port, redis://[user:pass@]host:port/db, rediss://..., or a comma-separated cluster list; set, it replaces --db",
+			EnvVars: []string{"SPYDER_REDIS", "REDIS_QUEUE_ADDR"}}),
+		altsrc.NewStringFlag(&cli.StringFlag{Name: "queue-key", Value: queue.DefaultKey, Category: catQueue,
+			Usage: "Redis base `KEY` of the queue (use a {hash tag} with Redis Cluster)", EnvVars: []string{"SPYDER_QUEUE_KEY"}}),
+		altsrc.NewStringFlag(&cli.StringFlag{Name: "log-level", Value: "info", Category: catOps,
+			Usage: "log `LEVEL`: debug, info, warn or error", EnvVars: []string{"SPYDER_LOG_LEVEL"}}),
+	}
+}
+
+// newLogger returns the logger for --log-level: text on a terminal, JSON
+// lines otherwise.
+func newLogger(c *cli.Context, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return nil, usagef("--log-level %q: want debug, info, warn or error", c.String("log-level"))
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if isTerminal(w) {
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return slog.New(slog.NewJSONHandler(w, opts)), nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	if lw, ok := w.(*lineWriter); ok {
+		w = lw.w
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// backend is an opened queue with what else its store keeps.
+type backend struct {
+	q     queue.Queue
+	name  string // for messages: the file, or the Redis address and key
+	bolt  *boltstore.Store
+	redis *redisstore.Store
+	rc    redis.UniversalClient
+}
+
+// redisPing bounds the check that --redis answers.
+const redisPing = 3 * time.Second
+
+// openBackend opens the queue the flags name: Redis when --redis is set,
+// else the bbolt file --db. With mustExist, a missing bbolt file is an
+// error instead of being created (commands that only read).
+func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (*backend, error) {
+	if addr := strings.TrimSpace(c.String("redis")); addr != "" {
+		return openRedis(ctx, addr, c.String("queue-key"))
+	}
+	path := c.String("db")
+	if path == "" {
+		return nil, usagef("--db is empty: name the bbolt file holding the crawl, or set --redis")
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return nil, fmt.Errorf("--db %s is a directory, not a bbolt file", path)
+	case errors.Is(err, os.ErrNotExist) && mustExist:
+		return nil, fmt.Errorf("--db %s does not exist (seed it with `spyder queue seed` or `spyder run --domains`)", path)
+	}
+	s, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		return nil, strip(err, "boltstore: ")
+	}
+	return &backend{q: s, name: path, bolt: s}, nil
+}
+
+// quietRedis drops go-redis's own log lines (one per failed dial): spyder
+// reports Redis trouble itself, in one line.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
+var silenceRedis sync.Once
+
+func openRedis(ctx context.Context, addr, key string) (*backend, error) {
+	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) })
+	name := redactURL(addr)
+	rc, err := redisstore.NewClient(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--redis: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, redisPing)
+	defer cancel()
+	if err := rc.Ping(pctx).Err(); err != nil {
+		rc.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("redis %s does not answer: %w", name, err)
+	}
+	s, err := redisstore.Open(ctx, rc, redisstore.Options{Key: key})
+	if err != nil {
+		rc.Close()
+		return nil, fmt.Errorf("redis %s: %w", name, strip(err, "redisstore: "))
+	}
+	return &backend{q: s, name: "redis " + name + " key " + s.Key(), redis: s, rc: rc}, nil
+}
+
+// Close closes the queue and the Redis client.
+func (b *backend) Close() error {
+	err := b.q.Close()
+	if errors.Is(err, queue.ErrClosed) {
+		err = nil
+	}
+	if b.rc != nil {
+		if cerr := b.rc.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// emitted returns the output seen set kept in the backend.
+func (b *backend) emitted() (crawl.Emitted, error) {
+	if b.redis != nil {
+		return redisstore.NewEmitted(b.rc, b.redis.Key()), nil
+	}
+	return boltstore.NewEmitted(b.bolt.DB())
+}
+
+// spool returns the store's spool of undelivered output batches.
+func (b *backend) spool() (spool, error) {
+	if b.redis != nil {
+		return redisstore.NewSpool(b.rc, b.redis.Key()), nil
+	}
+	return boltstore.NewSpool(b.bolt.DB())
+}
+
+// spool is a durable FIFO of output batches, kept by the queue's store
+// (boltstore.Spool, redisstore.Spool).
+type spool interface {
+	Put(ctx context.Context, data []byte) error
+	Peek(ctx context.Context) (id string, data []byte, err error)
+	Remove(ctx context.Context, id string) error
+	Len(ctx context.Context) (int, error)
+}
+
+// strip removes a package prefix from an error's message, keeping the
+// chain for errors.Is.
+func strip(err error, prefix string) error {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	return &stripped{msg: strings.TrimPrefix(msg, prefix), err: err}
+}
+
+type stripped struct {
+	msg string
+	err error
+}
+
+func (e *stripped) Error() string { return e.msg }
+func (e *stripped) Unwrap() error { return e.err }
+
+// redactURL hides a password in a Redis URL for messages.
+func redactURL(s string) string {
+	if strings.Contains(s, "://") {
+		if u, err := url.Parse(s); err == nil {
+			return u.Redacted()
+		}
+		return "(unparseable URL)"
+	}
+	return s
+}

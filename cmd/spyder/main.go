@@ -1,0 +1,29 @@
+// Command spyder maps how internet domains relate to each other: it probes
+// hosts (DNS, TLS certificate, robots.txt and front page) and writes the
+// graph it finds as JSON lines. Run it standalone on one bbolt file or as a
+// fleet sharing one Redis queue; see README.md and `spyder --help`.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, restore the default action: a second
+		// Ctrl-C ends the process at once (held leases simply expire).
+		<-ctx.Done()
+		stop()
+	}()
+	err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "spyder: %v\n", err)
+		os.Exit(exitCode(err))
+	}
+}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2/altsrc"
+
+	"spyder/queue"
+)
+
+// queueCommand is `spyder queue`: look at and manage the queue without
+// crawling.
+func queueCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "queue",
+		Usage: "inspect and manage the work queue (on --db or --redis)",
+		Subcommands: []*cli.Command{
+			withConfig(&cli.Command{
+				Name:      "seed",
+				Usage:     "add hosts to the queue, one per line, from files or stdin (-)",
+				ArgsUsage: "[FILE|-]...",
+				Flags:     backendFlags(),
+				Action:    queueSeed,
+			}),
+			withConfig(&cli.Command{
+				Name:   "stats",
+				Usage:  "print pending, processing, dead and seen counts and the oldest lease age",
+				Flags:  append(backendFlags(), &cli.BoolFlag{Name: "json", Usage: "print one JSON object"}),
+				Action: queueStats,
+			}),
+			withConfig(&cli.Command{
+				Name:   "export",
+				Usage:  "write every record of the queue to stdout as JSON lines (see `queue import`)",
+				Flags:  backendFlags(),
+				Action: queueExport,
+			}),
+			withConfig(&cli.Command{
+				Name:      "import",
+				Usage:     "load an export file (or stdin) into an empty queue; a bad line changes nothing",
+				ArgsUsage: "[FILE|-]",
+				Flags:     backendFlags(),
+				Action:    queueImport,
+			}),
+			withConfig(&cli.Command{
+				Name:  "reclaim",
+				Usage: "return expired leases to pending now (workers also do this on their own)",
+				Flags: append(backendFlags(),
+					altsrc.NewDurationFlag(&cli.DurationFlag{Name: "lease", Value: queue.DefaultLeaseTTL, EnvVars: []string{"SPYDER_LEASE"},
+						Usage: "lease TTL, for items an older worker left without a lease record"}),
+					altsrc.NewIntFlag(&cli.IntFlag{Name: "max-attempts", Value: queue.DefaultMaxAttempts, EnvVars: []string{"SPYDER_MAX_ATTEMPTS"},
+						Usage: "an item reaching this many attempts goes to dead"}),
+				),
+				Action: queueReclaim,
+			}),
+			{
+				Name:  "dead",
+				Usage: "list, retry or purge dead items",
+				Subcommands: []*cli.Command{
+					withConfig(&cli.Command{
+						Name: "list", Usage: "print dead items, oldest first, with their last error",
+						Flags: append(backendFlags(),
+							&cli.IntFlag{Name: "limit", Value: 100, Usage: "print at most `N` items (0: all)"},
+							&cli.BoolFlag{Name: "json", Usage: "print JSON lines"}),
+						Action: queueDeadList,
+					}),
+					withConfig(&cli.Command{
+						Name: "retry", Usage: "move dead items back to pending with attempt 0",
+						Flags:  append(backendFlags(), &cli.IntFlag{Name: "limit", Usage: "retry at most `N` items (0: all)"}),
+						Action: queueDeadRetry,
+					}),
+					withConfig(&cli.Command{
+						Name: "purge", Usage: "delete every dead item for good (needs --yes)",
+						Flags:  append(backendFlags(), &cli.BoolFlag{Name: "yes", Usage: "really delete"}),
+						Action: queueDeadPurge,
+					}),
+				},
+			},
+		},
+	}
+}
+
+func queueSeed(c *cli.Context) error {
+	log, err := newLogger(c, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	files := c.Args().Slice()
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	b, err := openBackend(c.Context, c, false)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	var total seedReport
+	for _, f := range files {
+		rep, err := seedDomains(c.Context, b.q, f, os.Stdin, log)
+		if err != nil {
+			return err
+		}
+		total.Added += rep.Added
+		total.Duplicate += rep.Duplicate
+		total.Rejected += rep.Rejected
+	}
+	fmt.Fprintf(c.App.Writer, "added %d, duplicate %d, rejected %d (%s)\n", total.Added, total.Duplicate, total.Rejected, b.name)
+	return b.Close()
+}
+
+func queueStats(c *cli.Context) error {
+	b, err := openBackend(c.Context, c, true)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	st, err := b.q.Stats(c.Context)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		return json.NewEncoder(w).Encode(map[string]any{
+			"pending": st.Pending, "processing": st.Processing, "dead": st.Dead, "seen": st.Seen,
+			"oldest_lease_age_seconds": st.OldestLeaseAge.Seconds(),
+		})
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "queue\t%s\n", b.name)
+	fmt.Fprintf(tw, "pending\t%d\n", st.Pending)
+	fmt.Fprintf(tw, "processing\t%d\n", st.Processing)
+	fmt.Fprintf(tw, "dead\t%d\n", st.Dead)
+	fmt.Fprintf(tw, "seen\t%d\n", st.Seen)
+	fmt.Fprintf(tw, "oldest lease\t%s\n", st.OldestLeaseAge.Round(time.Second))
+	return tw.Flush()
+}
+
+func queueExport(c *cli.Context) error {
+	b, err := openBackend(c.Context, c, true)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := queue.Export(c.Context, b.q, c.App.Writer); err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
+	}
+	return b.Close()
+}
+
+func queueImport(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usagef("queue import takes one file (or - for stdin), got %d", c.NArg())
+	}
+	var r io.Reader = os.Stdin
+	name := "stdin"
+	if p := c.Args().First(); p != "" && p != "-" {
+		st, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("import file %s: %w", p, pathErr(err))
+		}
+		if st.IsDir() {
+			return fmt.Errorf("import file %s is a directory", p)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("import file %s: %w", p, pathErr(err))
+		}
+		defer f.Close()
+		r, name = f, p
+	}
+	b, err := openBackend(c.Context, c, false)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	n, err := queue.Import(c.Context, b.q, r)
+	if errors.Is(err, queue.ErrNotEmpty) {
+		return fmt.Errorf("import into %s: the queue already holds state; import needs an empty one (a new --db file or --queue-key)", b.name)
+	}
+	if err != nil {
+		return fmt.Errorf("import %s into %s: %w", name, b.name, strip(err, "import: "))
+	}
+	fmt.Fprintf(c.App.Writer, "imported %d records into %s\n", n, b.name)
+	return b.Close()
+}
+
+func queueReclaim(c *cli.Context) error {
+	b, err := openBackend(c.Context, c, true)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	res, err := b.q.Reclaim(c.Context, c.Duration("lease"), c.Int("max-attempts"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
+	}
+	fmt.Fprintf(c.App.Writer, "requeued %d, dead %d\n", len(res.Requeued), len(res.Dead))
+	for _, h := range res.Requeued {
+		fmt.Fprintf(c.App.Writer, "requeued\t%s\n", h)
+	}
+	for _, h := range res.Dead {
+		fmt.Fprintf(c.App.Writer, "dead\t%s\n", h)
+	}
+	return nil
+}
+
+func queueDeadList(c *cli.Context) error {
+	b, err := openBackend(c.Context, c, true)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	items, err := b.q.Dead(c.Context, c.Int("limit"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		enc := json.NewEncoder(w)
+		for _, d := range items {
+			line := map[string]any{"raw": string(d.Raw), "error": d.Error, "at": d.At}
+			if d.Item != nil {
+				line["host"] = d.Item.Host
+				line["attempt"] = d.Item.Attempt
+			}
+			if err := enc.Encode(line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DIED\tHOST\tATTEMPTS\tERROR")
+	for _, d := range items {
+		host, attempts := fmt.Sprintf("(undecodable) %s", clipString(strings.ToValidUTF8(string(d.Raw), "?"), 40)), "-"
+		if d.Item != nil {
+			host, attempts = d.Item.Host, fmt.Sprint(d.Item.Attempt)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", time.Unix(d.At, 0).UTC().Format(time.RFC3339), host, attempts, d.Error)
+	}
+	return tw.Flush()
+}
+
+func queueDeadRetry(c *cli.Context) error {
+	b, err := openBackend(c.Context, c, true)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	n, err := b.q.RetryDead(c.Context, c.Int("limit"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
+	}
+	fmt.Fprintf(c.App.Writer, "moved %d dead items back to pending\n", n)
+	return nil
+}
+
+func queueDeadPurge(c *cli.Context) error {
+	if !c.Bool("yes") {
+		return usagef("queue dead purge deletes every dead item for good; add --yes to do it")
+	}
+	b, err := openBackend(c.Context, c, true)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	n, err := b.q.PurgeDead(c.Context)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
+	}
+	fmt.Fprintf(c.App.Writer, "purged %d dead items\n", n)
+	return nil
+}

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"spyder/crawl"
+	"spyder/queue"
+)
+
+// prober probes one host; *crawl.Crawler is the one in use.
+type prober interface {
+	Probe(ctx context.Context, host string) *crawl.Result
+}
+
+// resultWriter hands a result to the output and returns once it is durable;
+// *crawl.Batcher is the one in use.
+type resultWriter interface {
+	Add(ctx context.Context, r *crawl.Result) error
+}
+
+// Worker loop limits.
+const (
+	maxLeaseBatch = 256             // items asked for in one Lease call
+	leaseWait     = time.Second     // how long Lease waits on an empty queue
+	leaseRetry    = 2 * time.Second // pause after a failed Lease
+	maxLoggedHost = 100             // hosts listed in one log line
+)
+
+// loop leases hosts from the queue and probes them with a fixed number of
+// workers until the queue is empty (exitWhenEmpty) or its ctx is cancelled.
+type loop struct {
+	q             queue.Queue
+	probe         prober
+	out           resultWriter
+	log           *slog.Logger
+	m             *metrics
+	concurrency   int
+	leaseTTL      time.Duration
+	maxAttempts   int
+	grace         time.Duration
+	exitWhenEmpty bool
+	reclaimEvery  time.Duration
+	// continuous seeds discovered hosts while fewer than maxDomains were
+	// seen.
+	continuous bool
+	maxDomains int64
+
+	seen atomic.Int64 // hosts in the seen set, as last known
+	done atomic.Int64 // hosts acked by this process
+
+	mu       sync.Mutex
+	inflight map[string]queue.Lease // by lease ID: leased, not yet acked or failed
+}
+
+// run works until done and returns after handing back what it did not
+// finish. Cancelling ctx is the shutdown signal: leasing stops, in-flight
+// probes get the grace period to finish, and the rest is released.
+func (w *loop) run(ctx context.Context) error {
+	bg := context.WithoutCancel(ctx)
+	workCtx, cancelWork := context.WithCancel(bg)
+	defer cancelWork()
+	w.inflight = make(map[string]queue.Lease)
+
+	reclaimDone := make(chan struct{})
+	reclaimCtx, stopReclaim := context.WithCancel(ctx)
+	go func() {
+		defer close(reclaimDone)
+		w.reclaimLoop(reclaimCtx)
+	}()
+	defer func() { stopReclaim(); <-reclaimDone }()
+
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, w.concurrency)
+	err := w.leaseLoop(ctx, workCtx, bg, sem, &wg)
+
+	if ctx.Err() != nil {
+		n := w.inflightLen()
+		w.log.Info("shutdown", "in_flight", n, "grace", w.grace.String())
+		t := time.AfterFunc(w.grace, func() {
+			w.log.Warn("grace_expired", "in_flight", w.inflightLen())
+			cancelWork()
+		})
+		defer t.Stop()
+	}
+	wg.Wait()
+	if rerr := w.releaseRest(bg, ctx.Err() != nil); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// leaseLoop leases while there is room and work, starting one goroutine per
+// leased item.
+func (w *loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, wg *sync.WaitGroup) error {
+	for {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		n := 1
+	more:
+		for n < maxLeaseBatch {
+			select {
+			case sem <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		leases, err := w.q.Lease(ctx, n, w.leaseTTL, leaseWait)
+		for i := len(leases); i < n; i++ {
+			<-sem
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, queue.ErrClosed) {
+				return err
+			}
+			w.log.Warn("lease_error", "err", err)
+			select {
+			case <-time.After(leaseRetry):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
+		}
+		if len(leases) == 0 {
+			if w.exitWhenEmpty && w.inflightLen() == 0 {
+				st, err := w.q.Stats(ctx)
+				if err == nil && st.Pending == 0 && st.Processing == 0 {
+					return nil
+				}
+			}
+			continue
+		}
+		w.m.leased.Add(float64(len(leases)))
+		w.mu.Lock()
+		for _, l := range leases {
+			w.inflight[l.ID] = l
+		}
+		w.mu.Unlock()
+		for _, l := range leases {
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				w.work(workCtx, bg, l)
+			}()
+		}
+	}
+}
+
+func (w *loop) inflightLen() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.inflight)
+}
+
+func (w *loop) untrack(id string) {
+	w.mu.Lock()
+	delete(w.inflight, id)
+	w.mu.Unlock()
+}
+
+// work probes one leased host, writes its result and acks it. A probe that
+// the shutdown cut short leaves its lease tracked, for releaseRest.
+func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
+	host := l.Item.Host
+	w.m.inflight.Inc()
+	defer w.m.inflight.Dec()
+
+	hbCtx, stopHB := context.WithCancel(ctx)
+	hbDone := make(chan queue.Lease, 1)
+	go func() { hbDone <- w.heartbeat(hbCtx, bg, l) }()
+	endHeartbeat := func() queue.Lease { stopHB(); return <-hbDone }
+
+	res := w.probe.Probe(ctx, host)
+	if ctx.Err() != nil { // cut short by the shutdown: released, not written
+		endHeartbeat()
+		return
+	}
+	err := w.out.Add(ctx, res)
+	l = endHeartbeat()
+	if err != nil {
+		if ctx.Err() != nil {
+			return // released; the batch may still be written (a harmless repeat)
+		}
+		w.fail(bg, l, "output: "+err.Error())
+		return
+	}
+	if w.continuous && len(res.Discovered) > 0 {
+		w.enqueue(bg, host, res.Discovered)
+	}
+	err = w.q.Ack(bg, l)
+	w.untrack(l.ID)
+	switch {
+	case errors.Is(err, queue.ErrLeaseLost):
+		w.m.leaseLost.Inc()
+		w.log.Warn("lease_lost", "host", host, "lease", l.ID,
+			"note", "the lease expired and was reclaimed; the host is probed again (its output is deduplicated)")
+	case err != nil:
+		w.log.Error("ack_error", "host", host, "err", err)
+	default:
+		w.done.Add(1)
+		w.m.acked.Inc()
+	}
+}
+
+// heartbeat extends l every third of the lease TTL until ctx ends, and
+// returns the lease as last extended.
+func (w *loop) heartbeat(ctx, bg context.Context, l queue.Lease) queue.Lease {
+	t := time.NewTicker(max(w.leaseTTL/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return l
+		case <-t.C:
+		}
+		nl, err := w.q.Extend(bg, l, w.leaseTTL)
+		switch {
+		case errors.Is(err, queue.ErrLeaseLost):
+			w.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID, "during", "heartbeat")
+			return l
+		case err != nil:
+			w.log.Warn("extend_error", "host", l.Item.Host, "err", err)
+		default:
+			l = nl
+		}
+	}
+}
+
+// fail hands a host whose result could not be written back to the queue.
+func (w *loop) fail(bg context.Context, l queue.Lease, reason string) {
+	w.untrack(l.ID)
+	w.m.failed.Inc()
+	err := w.q.Fail(bg, l, reason, w.maxAttempts)
+	switch {
+	case errors.Is(err, queue.ErrLeaseLost):
+		w.log.Warn("lease_lost", "host", l.Item.Host, "during", "fail")
+	case err != nil:
+		w.log.Error("fail_error", "host", l.Item.Host, "err", err)
+	case l.Item.Attempt+1 >= w.maxAttempts:
+		w.m.dead.Inc()
+		w.log.Error("item_dead", "host", l.Item.Host, "attempts", l.Item.Attempt+1, "reason", reason)
+	default:
+		w.log.Warn("host_failed", "host", l.Item.Host, "attempt", l.Item.Attempt+1, "reason", reason)
+	}
+}
+
+// enqueue seeds the hosts a probe discovered, within --max-domains.
+func (w *loop) enqueue(bg context.Context, from string, hosts []string) {
+	room := w.maxDomains - w.seen.Load()
+	if room <= 0 {
+		return
+	}
+	if int64(len(hosts)) > room {
+		hosts = hosts[:room]
+	}
+	res, err := w.q.Seed(bg, hosts)
+	if err != nil {
+		w.log.Warn("enqueue_error", "from", from, "err", err)
+		return
+	}
+	w.seen.Add(int64(res.Added))
+	w.m.discovered.Add(float64(res.Added))
+}
+
+// releaseRest hands every lease still held back to pending in one step.
+func (w *loop) releaseRest(bg context.Context, signalled bool) error {
+	w.mu.Lock()
+	rest := make([]queue.Lease, 0, len(w.inflight))
+	for _, l := range w.inflight {
+		rest = append(rest, l)
+	}
+	w.inflight = map[string]queue.Lease{}
+	w.mu.Unlock()
+	if len(rest) == 0 {
+		if signalled {
+			w.log.Info("shutdown_cleanup", "returned", 0, "hosts", []string{})
+		}
+		return nil
+	}
+	n, err := w.q.Release(bg, rest)
+	w.log.Info("shutdown_cleanup", "returned", n, "hosts", hostList(rest), "not_held", len(rest)-n)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+func hostList(ls []queue.Lease) []string {
+	hs := make([]string, 0, min(len(ls), maxLoggedHost))
+	for i, l := range ls {
+		if i == maxLoggedHost {
+			hs = append(hs, "…")
+			break
+		}
+		hs = append(hs, l.Item.Host)
+	}
+	return hs
+}
+
+func clipHosts(hs []string) []string {
+	if len(hs) > maxLoggedHost {
+		return append(hs[:maxLoggedHost:maxLoggedHost], "…")
+	}
+	return hs
+}
+
+// reclaimLoop returns expired leases (of crashed workers) to pending now
+// and then every reclaimEvery.
+func (w *loop) reclaimLoop(ctx context.Context) {
+	t := time.NewTicker(w.reclaimEvery)
+	defer t.Stop()
+	for {
+		res, err := w.q.Reclaim(ctx, w.leaseTTL, w.maxAttempts)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			w.log.Warn("reclaim_error", "err", err)
+		default:
+			if n := len(res.Requeued) + len(res.Dead); n > 0 {
+				w.m.reclaimed.Add(float64(n))
+				w.log.Info("lease_reclaimed", "count", n, "requeued", len(res.Requeued), "hosts", clipHosts(res.Requeued))
+			}
+			for _, h := range res.Dead {
+				w.m.dead.Inc()
+				w.log.Error("item_dead", "host", h, "reason", "lease expired on its last attempt")
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
