@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -129,12 +128,6 @@ func (b *batcher[Req, Res]) loop() {
 			} else {
 				c.done <- result[Res]{res: res[i]}
 			}
-		}
-		if len(batch) > 1 {
-			// Under load, let the callers just answered run first: most
-			// come straight back with their next call, which then makes
-			// this loop's next batch rather than the one after.
-			runtime.Gosched()
 		}
 	}
 }

@@ -112,6 +112,7 @@ func benchOriginal(b *testing.B, c *redis.Client, workers, items int) {
 func BenchmarkSeed(b *testing.B) {
 	srv := redistest.Start(b)
 	s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
+	defer reportServerCPU(b, s.Client(), 1_000_000)()
 	queuetest.BenchSeed(b, s, 1_000_000)
 }
 

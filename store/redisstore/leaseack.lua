@@ -19,29 +19,43 @@
 -- counts in order.
 --
 -- A client that lost the reply (connection cut after the call ran) retries
--- with the same token; the outcome kept in the replies hash under
+-- with the same token and ARGV; the outcome kept in the replies hash under
 -- "h<token>" is then answered again instead of acking or leasing twice. It
--- is "<now> a<ack digits>" and, per leased item, " <length>:<member>". The
+-- is "<now> a<ack digits> <seq before> <items leased>": the lease IDs follow
+-- from it, and the items are found again among the leases by deadline. The
 -- last 16 outcomes are kept.
 local replies, token = KEYS[4], tonumber(ARGV[1])
 local prev = redis.call('HGET', replies, 'h' .. token)
 if prev then
-  local sp = string.find(prev, ' ', 1, true)
-  local out = {tonumber(string.sub(prev, 1, sp - 1))}
-  local pos = sp + 2
-  local stop = (string.find(prev, ' ', pos, true) or (#prev + 1)) - 1
-  for d in string.gmatch(string.sub(prev, pos, stop), '%d') do
+  local now, acks, seq, count = string.match(prev, '^(%d+) a(%d*) (%d+) (%d+)$')
+  now, seq, count = tonumber(now), tonumber(seq), tonumber(count)
+  local out = {now}
+  for d in string.gmatch(acks, '%d') do
     out[#out + 1] = tonumber(d)
   end
-  pos = stop + 2
-  while pos <= #prev do
-    local colon = string.find(prev, ':', pos, true)
-    local len = tonumber(string.sub(prev, pos, colon - 1))
-    local member = string.sub(prev, colon + 1, colon + len)
-    local cut = string.find(member, ' ', 1, true)
-    out[#out + 1] = string.sub(member, 1, cut - 1)
-    out[#out + 1] = string.sub(member, cut + 1)
-    pos = colon + len + 2
+  local first = 4 + tonumber(ARGV[3])
+  local arg, left, deadline = first - 2, 0, 0
+  local found = {} -- deadline -> lease ID -> item bytes
+  for i = 1, count do
+    while left == 0 do
+      arg = arg + 2
+      left = tonumber(ARGV[arg])
+      deadline = now + tonumber(ARGV[arg + 1])
+    end
+    left = left - 1
+    if not found[deadline] then
+      found[deadline] = {}
+      for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], deadline, deadline)) do
+        local cut = string.find(m, ' ', 1, true)
+        found[deadline][string.sub(m, 1, cut - 1)] = string.sub(m, cut + 1)
+      end
+    end
+    local id = (seq + i) .. '-' .. now
+    local raw = found[deadline][id] -- gone only if reclaimed since
+    if raw then
+      out[#out + 1] = id
+      out[#out + 1] = raw
+    end
   end
   return out
 end
@@ -71,15 +85,16 @@ if nack > 0 then
   end
 end
 
-local record = {now .. ' a' .. table.concat(acks)}
 local first = 4 + nack
 local total = 0
 for i = first, #ARGV, 2 do
   total = total + tonumber(ARGV[i])
 end
 local items = total > 0 and redis.call('RPOP', KEYS[1], total)
+local seq, count = 0, 0
 if items then
-  local seq = redis.call('INCRBY', KEYS[3], #items) - #items
+  count = #items
+  seq = redis.call('INCRBY', KEYS[3], count) - count
   local suffix = '-' .. now
   local z = {}
   local arg, left = first, tonumber(ARGV[first])
@@ -92,17 +107,16 @@ if items then
     end
     left = left - 1
     local id = (seq + i) .. suffix
-    local member = id .. ' ' .. raw
     z[2 * i - 1] = deadline
-    z[2 * i] = member
+    z[2 * i] = id .. ' ' .. raw
     out[#out + 1] = id
     out[#out + 1] = raw
-    record[#record + 1] = #member .. ':' .. member
   end
   redis.call('ZADD', KEYS[2], unpack(z))
 end
 
-redis.call('HSET', replies, 'h' .. token, table.concat(record, ' '))
+redis.call('HSET', replies, 'h' .. token,
+  string.format('%d a%s %d %d', now, table.concat(acks), seq, count))
 redis.call('HDEL', replies, 'h' .. (token - 16))
 redis.call('PEXPIRE', replies, 600000)
 return out

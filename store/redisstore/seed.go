@@ -27,20 +27,21 @@ func (s *Store) Seed(ctx context.Context, hosts []string) (queue.SeedResult, err
 	if err := s.check(ctx); err != nil {
 		return res, err
 	}
-	ts := strconv.FormatInt(s.wallNow().Unix(), 10)
-	args := make([]any, 0, seedChunk+1)
+	args := make([]any, 1, seedChunk+1) // ts, then hosts
+	args[0] = strconv.FormatInt(s.wallNow().Unix(), 10)
 	flush := func() error {
-		if len(args) == 0 {
+		n := len(args) - 1
+		if n == 0 {
 			return nil
 		}
-		v, err := s.run(ctx, "seed", seedScript, []string{s.k.pending, s.k.seen}, append([]any{ts}, args...)...)
+		v, err := s.run(ctx, "seed", seedScript, []string{s.k.pending, s.k.seen}, args...)
 		if err != nil {
 			return err
 		}
 		added := int(toInt64(v))
 		res.Added += added
-		res.Duplicate += len(args) - added
-		args = args[:0]
+		res.Duplicate += n - added
+		args = args[:1]
 		return nil
 	}
 	for i, in := range hosts {
@@ -50,7 +51,7 @@ func (s *Store) Seed(ctx context.Context, hosts []string) (queue.SeedResult, err
 			continue
 		}
 		args = append(args, h)
-		if len(args) == seedChunk {
+		if len(args) == seedChunk+1 {
 			if err := flush(); err != nil {
 				return res, err
 			}
