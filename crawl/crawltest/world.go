@@ -1,11 +1,3 @@
-// Package crawltest is a simulated internet for crawl tests: an authoritative
-// DNS server, HTTPS and HTTP servers with a test CA, and a world of hosts
-// generated from a seed, all on loopback and started in-process.
-//
-// The world knows the exact edges a correct crawl must emit ([World.Expected]),
-// computed from the generated plan rather than by crawling it, so a crawler
-// can be checked for precision and recall against it. The rules it follows
-// are those of /work/notes/crawl-contract.md ("Edge rules").
 package crawltest
 
 import (

@@ -320,6 +320,9 @@ func TestDialRefusesOutsideTheWorld(t *testing.T) {
 // the certificate verifies exactly when the plan says so.
 func TestCertificates(t *testing.T) {
 	w := Start(t, Options{Hosts: 400, Seed: 9})
+	if err := w.Warm(); err != nil {
+		t.Fatal(err)
+	}
 	seen := map[certKind]int{}
 	var fails, shared int
 	for _, h := range w.Seeds {
