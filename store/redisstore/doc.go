@@ -1,3 +1,74 @@
 // Package redisstore is the Redis backend of spyder: the work queue a fleet
-// of probes shares, its seen set, and the fleet-wide rate limiter.
+// of probes shares ([Store], a [queue.Queue]), the fleet-wide rate limiter,
+// and the other state a probe keeps in Redis. [NewClient] turns the
+// --redis flag into a client; [Open] opens the queue in it.
+//
+// # Keys
+//
+// Every key is the base (--queue-key, default "spyder:queue") plus a
+// suffix, so a hash tag in the base ("{spyder}:queue") puts them all in one
+// Redis Cluster slot, which the Lua scripts need; [Open] refuses a cluster
+// client and a base without one. With the default base:
+//
+//	spyder:queue                       list    pending items: LPUSH in, RPOP oldest
+//	spyder:queue:leases                zset    in flight: "<lease ID> <item>" → deadline (Unix ms)
+//	spyder:queue:dead                  list    dead entries, oldest first (RPUSH)
+//	spyder:queue:seen                  set     every host ever seeded
+//	spyder:queue:processing            list    in flight under the original protocol (read only)
+//	spyder:queue:processing-noticed    hash    original in-flight item → when Reclaim first saw it
+//	spyder:queue:lease-seq             string  counter lease IDs are drawn from
+//	spyder:queue:replies:<store>       hash    recent script outcomes of one Store (see below)
+//
+// Items are the original protocol's JSON, {"host":"a.com","ts":1705312200,"attempt":0},
+// stored as they came (unknown fields included). A dead entry is
+// {"item":{...},"error":"why","at":<Unix s>}, or "raw" (a JSON string) or
+// "raw_b64" in place of "item" for bytes that are not an item.
+//
+// # Reading the queue with redis-cli
+//
+//	redis-cli LLEN spyder:queue                                 # pending
+//	redis-cli ZCARD spyder:queue:leases                         # in flight
+//	redis-cli ZRANGE spyder:queue:leases 0 9 WITHSCORES         # ten leases closest to expiry
+//	redis-cli ZRANGEBYSCORE spyder:queue:leases -inf $(( $(date +%s) * 1000 ))  # expired, not yet reclaimed
+//	redis-cli LRANGE spyder:queue:dead 0 9                      # ten oldest dead items
+//	redis-cli SCARD spyder:queue:seen                           # hosts ever seeded
+//
+// A lease ID is "<seq>-<lease start, Unix ms>"; the score is the deadline.
+// spyder queue stats shows the same numbers.
+//
+// # Why a sorted set, not the processing list
+//
+// The original protocol moves an item to {base}:processing with BRPOPLPUSH
+// and acks with LREM, which scans that list: with hundreds of items in flight
+// each ack costs the server a scan, and each item costs two round trips.
+// Here a lease is one member of a sorted set scored by its deadline: an ack
+// is a ZREM (O(log n)), expired leases are a range query, and Lease and Ack
+// calls made at the same time by a probe's workers share one script call
+// (see BenchmarkLeaseAck for the figures against the original protocol in
+// the same run). The item bytes are in the member itself, so nothing else
+// has to be kept in step.
+//
+// Compatibility with the original: an item pushed by hand with LPUSH is
+// leased like any other, and LLEN {base} still means pending. Items an older
+// worker left in {base}:processing have no lease record; Reclaim notes when
+// it first sees each one and moves it back to pending (attempt+1) once a
+// lease TTL has passed since, unless the older worker acked it (LREM)
+// meanwhile. Stats counts them as processing.
+//
+// # Atomicity, clocks and retries
+//
+// Every change that touches more than one key is one Lua script (the .lua
+// files beside this one, each with its KEYS, ARGV and reply in a header
+// comment), run with EVALSHA. Deadlines come from the Redis server's clock
+// (TIME in the script), so the clocks of the probes do not matter; tests
+// pass [Options].Now to move time by hand. Dead entries' "at" and seeded
+// items' "ts" use the probe's clock: they are for reading, not deciding.
+//
+// go-redis retries a command whose connection broke, even if the server had
+// run it. The lease/ack and finish scripts take a token that rises with each
+// call of a [Store] and keep their outcome under it for a while, so a retry
+// is answered with the first outcome instead of leasing twice or reporting a
+// lease it had just acked as lost.
+//
+// Requires Redis 6.2 or newer (RPOP with a count, ZMSCORE, SMISMEMBER, COPY).
 package redisstore

@@ -34,7 +34,9 @@ type Options struct {
 // Store is the Redis [queue.Queue]. It is safe for concurrent use, and any
 // number of processes may share one queue. Concurrent Lease and Ack calls
 // are coalesced into batches of one script call each, so many goroutines each
-// leasing one item cost few round trips.
+// leasing one item cost few round trips. Ack, Extend, Fail and Release find a
+// lease by its ID and Raw, so pass the [queue.Lease] as Lease (or Extend)
+// returned it.
 type Store struct {
 	c    redis.UniversalClient
 	base string
