@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -256,7 +255,7 @@ func (w *World) serveRobots(rw http.ResponseWriter, r *http.Request, s *site) {
 		if !w.sleep(r.Context(), 200*time.Millisecond) {
 			return
 		}
-		if _, err := io.WriteString(rw, strings.Repeat("#", 1)); err != nil {
+		if _, err := io.WriteString(rw, "#"); err != nil {
 			return
 		}
 	}

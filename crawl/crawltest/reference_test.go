@@ -29,9 +29,9 @@ import (
 	"spyder/queue"
 )
 
-func spkiOf(c *x509.Certificate) (string, error) {
+func spkiOf(c *x509.Certificate) string {
 	sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum[:])
 }
 
 // extract is an independent reading of the contract's link rule, over
@@ -207,8 +207,7 @@ func (rc *refCrawler) probe(host string, add func(typ, target string)) error {
 	}
 	defer conn.Close()
 	leaf := conn.(*tls.Conn).ConnectionState().PeerCertificates[0]
-	spki, _ := spkiOf(leaf)
-	add(crawl.UsesCert, spki)
+	add(crawl.UsesCert, spkiOf(leaf))
 
 	hc := &hostConn{conn: conn, br: bufio.NewReader(conn), host: host, scheme: "https"}
 	allowed, err := robotsAllows(ctx, hc, host)

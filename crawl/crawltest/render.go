@@ -111,7 +111,7 @@ func (s *site) otherBody(rt route) []byte {
 	case rt.ctype == "image/png":
 		return []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR<a href=\"https://png-link.example.com/\">")
 	default: // error pages
-		return []byte(fmt.Sprintf("<!DOCTYPE html><html><body><h1>Error %d</h1><a href=\"https://status-%d.example.com/\">status page</a>%s</body></html>\n",
-			rt.status, s.seed%1000, strings.Repeat(" ", 1)))
+		return []byte(fmt.Sprintf("<!DOCTYPE html><html><body><h1>Error %d</h1><a href=\"https://status-%d.example.com/\">status page</a></body></html>\n",
+			rt.status, s.seed%1000))
 	}
 }

@@ -357,7 +357,7 @@ func TestCertificates(t *testing.T) {
 		}
 		leaf := c.ConnectionState().PeerCertificates[0]
 		c.Close()
-		if got, _ := spkiOf(leaf); got != s.spec.spki {
+		if got := spkiOf(leaf); got != s.spec.spki {
 			t.Errorf("%s: SPKI %s, plan %s", h, got, s.spec.spki)
 		}
 		_, verr := leaf.Verify(x509.VerifyOptions{DNSName: h, Roots: w.RootCAs, CurrentTime: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)})
