@@ -380,7 +380,7 @@ func TestCertificates(t *testing.T) {
 func TestNoGoroutineLeft(t *testing.T) {
 	before := runtime.NumGoroutine()
 	t.Run("world", func(t *testing.T) {
-		w := Start(t, Options{Hosts: 300, Seed: 4, SlowFraction: 0.3, DNSLatency: 50 * time.Millisecond})
+		w := Start(t, Options{Hosts: 300, Seed: 4, SlowFraction: 0.3, DNSLatency: 50 * time.Millisecond, Hostile: true})
 		var trickle, hang string
 		for _, h := range w.Seeds {
 			switch w.plan.kinds[h] {
@@ -408,7 +408,32 @@ func TestNoGoroutineLeft(t *testing.T) {
 		if _, err := tc.Read(buf); err != nil {
 			t.Fatal(err)
 		}
-		// A DNS query still sleeping when the world stops.
+		// Hostile answers in flight: a body that never ends, 1 GiB, a
+		// byte a second.
+		for _, h := range []string{hostNeverCloses, hostGigabyte, hostTrickle} {
+			raw, err := w.Dial(context.Background(), "tcp", w.plan.lookup(h)[0].String()+":443")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { raw.Close() })
+			if h == hostTrickle {
+				continue
+			}
+			c := tls.Client(raw, &tls.Config{ServerName: h, InsecureSkipVerify: true})
+			if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: " + h + "\r\n\r\n")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Read(buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A DNS query still sleeping when the world stops, and one that is
+		// never answered.
+		go func() {
+			m := new(dns.Msg)
+			m.SetQuestion(dns.Fqdn(hostSilentDNS), dns.TypeA)
+			(&dns.Client{Timeout: time.Second}).Exchange(m, w.Resolver)
+		}()
 		go func() {
 			m := new(dns.Msg)
 			m.SetQuestion(dns.Fqdn(trickle), dns.TypeA)
@@ -559,5 +584,27 @@ func BenchmarkWarm(b *testing.B) {
 		if err := w.Warm(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDNSTruncatesToTCP checks that the 1,000-record answer is truncated
+// over UDP (512 bytes without EDNS) and whole over TCP.
+func TestDNSTruncatesToTCP(t *testing.T) {
+	w := Start(t, Options{Hosts: 10, Seed: 1, Hostile: true})
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(hostDNS1000), dns.TypeAAAA)
+	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, w.Resolver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Truncated || len(r.Answer) >= dnsRecords {
+		t.Errorf("UDP answer: truncated=%v with %d records, want truncated", r.Truncated, len(r.Answer))
+	}
+	r, _, err = (&dns.Client{Net: "tcp", Timeout: 2 * time.Second}).Exchange(m, w.Resolver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Truncated || len(r.Answer) != dnsRecords {
+		t.Errorf("TCP answer: truncated=%v with %d records, want %d", r.Truncated, len(r.Answer), dnsRecords)
 	}
 }
