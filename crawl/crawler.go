@@ -36,6 +36,11 @@ const (
 	// answers the handshake is the commonest hang; it is given up after
 	// this, well before HostTimeout.
 	DefaultConnectTimeout = 3 * time.Second
+	// DefaultRequestTimeout bounds each HTTP request, from sending it to
+	// the last byte of the body read. A server trickling its answer a byte
+	// at a time is given up after this rather than after HostTimeout; a
+	// slow but honest server still has several seconds for 512 KiB.
+	DefaultRequestTimeout = 4 * time.Second
 	DefaultDNSTimeout     = 2 * time.Second
 	DefaultDNSRetries     = 2
 )
@@ -92,6 +97,10 @@ type Config struct {
 	// ConnectTimeout bounds each connect plus TLS handshake; 0 means
 	// DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// RequestTimeout bounds each HTTP request including its body (not the
+	// waits for the limiter and Crawl-delay before it); 0 means
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
 	// DNSTimeout bounds each DNS query attempt; 0 means DefaultDNSTimeout.
 	DNSTimeout time.Duration
 	// DNSRetries is how many times a query that timed out is sent again;
@@ -159,6 +168,9 @@ func New(cfg Config) (*Crawler, error) {
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
 	}
 	if cfg.DNSTimeout <= 0 {
 		cfg.DNSTimeout = DefaultDNSTimeout

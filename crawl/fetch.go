@@ -199,7 +199,18 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 			"Accept":     {"text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"},
 		},
 	}
-	p.c.robots.sent(hc.host, time.Now())
+	now = time.Now()
+	p.c.robots.sent(hc.host, now)
+	deadline := now.Add(p.c.cfg.RequestTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	hc.nc.SetDeadline(deadline) // for the body too, which the caller reads
+	if ctx.Err() != nil {
+		// Cancelled while the deadline was being moved: keep the
+		// cancellation's past deadline.
+		hc.nc.SetDeadline(time.Unix(1, 0))
+	}
 	if err := req.Write(hc.nc); err != nil {
 		hc.close()
 		return nil, fmt.Errorf("write request: %w", err)
@@ -244,7 +255,15 @@ func (p *probe) robotsFor(ctx context.Context, hc *httpConn) (*robots, string, s
 	status := StatusOK
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
-		r = parseRobots(io.LimitReader(resp.Body, robotsCap))
+		body := &capReader{r: resp.Body, n: robotsCap}
+		r = parseRobots(body)
+		if body.err != nil {
+			status, detail := classify(ctx, body.err, StatusError)
+			if status == StatusTimeout {
+				return nil, status, "reading robots.txt: " + detail, body.err
+			}
+			r, status = denyAll, StatusError // unreachable, in effect
+		}
 	case c >= 500:
 		r, status = denyAll, httpStatus(c)
 	default:

@@ -100,18 +100,25 @@ func mustFixture(tb testing.TB, records []string, certNames []string, handler ht
 		}
 		w.WriteMsg(m)
 	})
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	// UDP and TCP on the same port: retry when the TCP port is taken.
+	var pc net.PacketConn
+	var ln net.Listener
+	for attempt := 0; ln == nil; attempt++ {
+		var err error
+		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+			tb.Fatal(err)
+		}
+		if ln, err = net.Listen("tcp", pc.LocalAddr().String()); err != nil {
+			pc.Close()
+			if attempt == 20 {
+				tb.Fatal(err)
+			}
+		}
 	}
 	srv := &dns.Server{PacketConn: pc, Handler: mux}
 	go srv.ActivateAndServe()
 	tb.Cleanup(func() { srv.Shutdown() })
 	f.resolver = pc.LocalAddr().String()
-	ln, err := net.Listen("tcp", f.resolver)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	tcp := &dns.Server{Listener: ln, Handler: mux}
 	go tcp.ActivateAndServe()
 	tb.Cleanup(func() { tcp.Shutdown() })

@@ -40,10 +40,11 @@ var fixtureRecords = []string{
 	"redir.example.com. 60 IN A 192.0.2.6",
 	"big.example.com. 60 IN A 192.0.2.7",
 	"hang.example.com. 60 IN A 203.0.113.240",
+	"trickle.example.com. 60 IN A 192.0.2.11",
 }
 
 var fixtureCertNames = []string{"a.example.com", "www.example.com", "nullmx.example.com", "private.example.com",
-	"mixed.example.com", "blocked.example.com", "redir.example.com", "big.example.com", "meta.example.com"}
+	"mixed.example.com", "blocked.example.com", "trickle.example.com", "redir.example.com", "big.example.com", "meta.example.com"}
 
 const fixturePage = `<html><head><title>a</title></head><body>
 <a href="https://b.example.net/x">b</a> <a href="/local">local</a> <a href="https://www.example.com/">same apex</a>
@@ -54,6 +55,16 @@ func fixtureHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		switch {
+		case host == "trickle.example.com":
+			// One byte every 20 ms, until the client goes away.
+			w.Header().Set("Content-Type", "text/plain")
+			for r.Context().Err() == nil {
+				if _, err := w.Write([]byte("#")); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				time.Sleep(20 * time.Millisecond)
+			}
 		case r.URL.Path == "/robots.txt" && host == "blocked.example.com":
 			fmt.Fprint(w, "User-agent: spyder\nDisallow: /\n")
 		case r.URL.Path == "/robots.txt":
@@ -439,5 +450,24 @@ func TestCrawler_Probe_DNS(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("probe with a silent resolver took %v, want about 2 × 100ms", d)
+	}
+}
+
+// TestCrawler_Probe_Trickle checks that a server trickling its answer is
+// given up after RequestTimeout, with the certificate kept.
+func TestCrawler_Probe_Trickle(t *testing.T) {
+	f := mustFixture(t, fixtureRecords, fixtureCertNames, fixtureHandler())
+	c := mustCrawler(t, f, func(c *crawl.Config) { c.RequestTimeout, c.HostTimeout = 300*time.Millisecond, 5*time.Second })
+	start := time.Now()
+	r := c.Probe(t.Context(), "trickle.example.com")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Probe took %v, want about RequestTimeout (300ms)", d)
+	}
+	want := map[string]string{"dns": "ok", "tls": "ok", "robots": "timeout", "page": "timeout"}
+	if diff := cmp.Diff(want, statuses(r)); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
+	}
+	if got := edgesOf(r); len(got) != 2 || got[1].Type != crawl.UsesCert {
+		t.Errorf("edges = %v, want RESOLVES_TO and USES_CERT", got)
 	}
 }
