@@ -6,16 +6,17 @@
 --
 -- Returns {pending, processing (leases + legacy items), dead, seen, now,
 -- start of the oldest lease in ms or -1}. Lease starts are read from the
--- members ("<seq>-<start ms> <item bytes>"), which walks every lease:
--- O(leases held).
+-- members ("<seq>-<start ms> <item bytes>") of the 1,000 leases closest to
+-- their deadline, so Stats stays cheap with many leases in flight; a lease
+-- extended past 1,000 others may be missed.
 local now = tonumber(ARGV[1])
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local oldest = -1
-for _, id in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
-  local start = tonumber(string.match(id, '^%d+%-(%d+) '))
+for _, member in ipairs(redis.call('ZRANGE', KEYS[5], 0, 999)) do
+  local start = tonumber(string.match(member, '^%d+%-(%d+) '))
   if start and (oldest < 0 or start < oldest) then
     oldest = start
   end

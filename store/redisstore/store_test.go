@@ -406,3 +406,45 @@ func TestStore_Close(t *testing.T) {
 		t.Errorf("client Ping() after store Close error: %v", err)
 	}
 }
+
+// TestStore_Stats_LeaseAgeOnInjectedClock: deadlines and lease age follow
+// Options.Now; Extend moves the deadline, not the lease's age.
+func TestStore_Stats_LeaseAgeOnInjectedClock(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	s := MustOpen(t, "", &redisstore.Options{Now: clk.Now})
+	if _, err := s.Seed(ctx, []string{"a.com", "b.com"}); err != nil {
+		t.Fatal(err)
+	}
+	start := clk.Now()
+	l := mustLeaseOne(t, s, time.Minute)
+	if want := start.Add(time.Minute); !l.Deadline.Equal(want) {
+		t.Errorf("Lease().Deadline = %v, want %v", l.Deadline, want)
+	}
+	clk.Add(50 * time.Second)
+	l, err := s.Extend(ctx, l, time.Minute)
+	if err != nil {
+		t.Fatalf("Extend() error: %v", err)
+	}
+	if want := start.Add(110 * time.Second); !l.Deadline.Equal(want) {
+		t.Errorf("Extend().Deadline = %v, want %v", l.Deadline, want)
+	}
+	clk.Add(40 * time.Second)
+	mustLeaseOne(t, s, time.Minute)
+	st, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatalf("Stats() error: %v", err)
+	}
+	if st.OldestLeaseAge != 90*time.Second || st.Processing != 2 {
+		t.Errorf("Stats() age %v, processing %d; want 1m30s, 2", st.OldestLeaseAge, st.Processing)
+	}
+	// Past the first deadline (110s) but not the second's (90s+60s).
+	clk.Add(30 * time.Second)
+	r, err := s.Reclaim(ctx, time.Minute, 3)
+	if err != nil || !cmp.Equal(r.Requeued, []string{"a.com"}) {
+		t.Errorf("Reclaim() = %+v, %v; want a.com requeued", r, err)
+	}
+	if err := s.Ack(ctx, l); !errors.Is(err, queue.ErrLeaseLost) {
+		t.Errorf("Ack(reclaimed lease) error = %v, want ErrLeaseLost", err)
+	}
+}
