@@ -22,7 +22,7 @@ func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
 	}
 	res, err := s.hot.do(ctx, op{ack: m})
 	if err != nil {
-		return interpret("ack", err)
+		return batchErr("ack", err)
 	}
 	if !res.acked {
 		return queue.ErrLeaseLost

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -137,4 +138,13 @@ func (b *batcher[Req, Res]) loop() {
 func (b *batcher[Req, Res]) close() {
 	close(b.stop)
 	b.wg.Wait()
+}
+
+// batchErr is the error of a batched call of op: batches return errors
+// already translated by the script runner, so only errStopped is left.
+func batchErr(op string, err error) error {
+	if errors.Is(err, errStopped) {
+		return interpret(op, err)
+	}
+	return err
 }

@@ -71,4 +71,6 @@
 // lease it had just acked as lost.
 //
 // Requires Redis 6.2 or newer (RPOP with a count, ZMSCORE, SMISMEMBER, COPY).
+// An ACL user needs its keys (~spyder:queue*) and +@read +@write +@scripting
+// +time; INFO (for the version check in [Open]) is optional.
 package redisstore

@@ -47,7 +47,7 @@ func (s *Store) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]qu
 	for {
 		res, err := s.hot.do(ctx, req)
 		if err != nil {
-			return nil, interpret("lease", err)
+			return nil, batchErr("lease", err)
 		}
 		if len(res.leases) > 0 {
 			return res.leases, nil

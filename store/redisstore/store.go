@@ -99,6 +99,9 @@ func Open(ctx context.Context, c redis.UniversalClient, o Options) (*Store, erro
 func checkVersion(ctx context.Context, c redis.UniversalClient) error {
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "NOPERM") {
+			return nil // an ACL user without INFO: let the scripts tell
+		}
 		return interpret("info", err)
 	}
 	for _, line := range strings.Split(info, "\n") {

@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -446,5 +447,57 @@ func TestStore_Stats_LeaseAgeOnInjectedClock(t *testing.T) {
 	}
 	if err := s.Ack(ctx, l); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Ack(reclaimed lease) error = %v, want ErrLeaseLost", err)
+	}
+}
+
+// TestOpen_ACLUser: a user limited to the queue's keys and the commands the
+// store runs (no INFO) can open and use it.
+func TestOpen_ACLUser(t *testing.T) {
+	ctx := context.Background()
+	addr := redistest.Addr(t)
+	base := redistest.Prefix(t)
+	user := strings.ReplaceAll(base, ":", "-")
+	admin, err := redisstore.NewClient(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">pw", "~"+base+"*",
+		"-@all", "+@scripting", "+@read", "+@write", "+time", "-info", "+ping").Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	defer admin.Do(ctx, "ACL", "DELUSER", user)
+	c, err := redisstore.NewClient("redis://" + user + ":pw@" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Info(ctx, "server").Err(); err == nil {
+		t.Fatalf("INFO as %s succeeded; the test wants a user without it", user)
+	}
+	s, err := redisstore.Open(ctx, c, redisstore.Options{Key: base})
+	if err != nil {
+		t.Fatalf("Open() as an ACL user error: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Seed(ctx, []string{"a.com"}); err != nil {
+		t.Fatalf("Seed() error: %v", err)
+	}
+	l := mustLeaseOne(t, s, time.Minute)
+	if err := s.Ack(ctx, l); err != nil {
+		t.Errorf("Ack() error: %v", err)
+	}
+	if _, err := s.Reclaim(ctx, time.Minute, 3); err != nil {
+		t.Errorf("Reclaim() error: %v", err)
+	}
+	if _, err := s.Stats(ctx); err != nil {
+		t.Errorf("Stats() error: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := queue.Export(ctx, s, &buf); err != nil || !strings.Contains(buf.String(), `"host":"a.com"`) {
+		t.Errorf("Export() = %q, %v; want the seen host", buf.String(), err)
+	}
+	if _, err := s.PurgeDead(ctx); err != nil {
+		t.Errorf("PurgeDead() error: %v", err)
 	}
 }
