@@ -255,6 +255,13 @@ func (s *ingestSink) replay(ctx context.Context) (int, error) {
 func (s *ingestSink) Close() error {
 	s.closer.Do(func() { close(s.stop) })
 	<-s.done
+	// One last delivery attempt, so a run that ends soon after the endpoint
+	// came back leaves nothing behind.
+	ctx, cancel := context.WithTimeout(context.Background(), s.client.Timeout+time.Second)
+	defer cancel()
+	if n, _ := s.replay(ctx); n > 0 {
+		s.log.Info("ingest_replayed", "url", s.url, "batches", n)
+	}
 	if n, err := s.spool.Len(context.Background()); err == nil && n > 0 {
 		s.log.Warn("ingest_spooled", "url", s.url, "batches", n, "note", "kept in the store; the next run replays them")
 	}

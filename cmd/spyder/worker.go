@@ -186,12 +186,12 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 		endHeartbeat()
 		return
 	}
-	err := w.out.Add(ctx, res)
+	// A finished probe is written even when the grace period ends
+	// meanwhile: its batch is due within the batcher's delay, and releasing
+	// it now could write it twice.
+	err := w.out.Add(bg, res)
 	l = endHeartbeat()
 	if err != nil {
-		if ctx.Err() != nil {
-			return // released; the batch may still be written (a harmless repeat)
-		}
 		w.fail(bg, l, "output: "+err.Error())
 		return
 	}
