@@ -99,4 +99,3 @@ func TestE2E_InterruptResume(t *testing.T) {
 		}
 	}
 }
-
