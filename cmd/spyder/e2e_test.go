@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"spyder/crawl/crawltest"
+	"spyder/store/redisstore/redistest"
 )
 
 // TestE2E_StandaloneEqualsExpected crawls a simulated internet with the
@@ -97,5 +99,110 @@ func TestE2E_InterruptResume(t *testing.T) {
 		if counts[h] != 1 {
 			t.Errorf("host %s written %d times over both runs, want 1", h, counts[h])
 		}
+	}
+}
+
+// TestE2E_FleetSharesWork runs three `spyder run --redis` processes on one
+// queue of 3,000 hosts: every host is written exactly once over the fleet
+// and the union of the outputs is the world's expected edges.
+func TestE2E_FleetSharesWork(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 3000, Seed: 13})
+	addr, key := redistest.Addr(t), redistest.Prefix(t)
+	dir := t.TempDir()
+	backend := []string{"--redis", addr, "--queue-key", key}
+	runApp(t, append([]string{"queue", "seed"}, append(backend, mustDomains(t, w.Seeds))...)...)
+	wargs := worldArgs(t, w)
+	var outs []string
+	var procs []*proc
+	for i := range 3 {
+		out := filepath.Join(dir, fmt.Sprintf("probe%d.jsonl", i))
+		outs = append(outs, out)
+		procs = append(procs, startSpyder(t, append(append([]string{"run", "--exit-when-empty", "--out", out,
+			"--probe", fmt.Sprintf("probe%d", i), "--concurrency", "128"}, backend...), wargs...)...))
+	}
+	for i, p := range procs {
+		if err := p.wait(t, 100*time.Second); err != nil {
+			t.Fatalf("probe %d: %v\n%s", i, err, p.log())
+		}
+	}
+	all := mustReadBatches(t, outs...)
+	checkEdges(t, w, all.Edges)
+	if _, dups := edgeSet(all.Edges); dups > 0 {
+		t.Errorf("%d edges written more than once over the fleet, want 0 (one run, one seen set)", dups)
+	}
+	counts := probeCounts(all.Probes)
+	for _, h := range w.Seeds {
+		if counts[h] != 1 {
+			t.Errorf("host %s written %d times over the fleet, want 1", h, counts[h])
+		}
+	}
+	for i, out := range outs {
+		if n := len(mustReadBatches(t, out).Probes); n == 0 {
+			t.Errorf("probe %d did no work; the fleet did not share the queue", i)
+		}
+	}
+}
+
+// TestE2E_FleetSurvivesSIGKILL kills one of three fleet processes with
+// SIGKILL mid-crawl: the survivors reclaim its leases once they expire and
+// every host is still written.
+func TestE2E_FleetSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 600, Seed: 14, HTTPLatency: 20 * time.Millisecond})
+	addr, key := redistest.Addr(t), redistest.Prefix(t)
+	dir := t.TempDir()
+	backend := []string{"--redis", addr, "--queue-key", key, "--lease", "3s"}
+	wargs := worldArgs(t, w)
+	var outs []string
+	var procs []*proc
+	for i := range 3 {
+		out := filepath.Join(dir, fmt.Sprintf("probe%d.jsonl", i))
+		outs = append(outs, out)
+		args := []string{"run", "--exit-when-empty", "--out", out, "--probe", fmt.Sprintf("probe%d", i), "--concurrency", "32"}
+		if i == 0 {
+			args = append(args, "--domains", mustDomains(t, w.Seeds))
+		}
+		procs = append(procs, startSpyder(t, append(append(args, backend...), wargs...)...))
+		if i == 0 {
+			waitFor(t, 30*time.Second, "the first probe to seed and start", func() bool {
+				return len(logLines(procs[0].log(), "seeded")) > 0
+			})
+		}
+	}
+	victim := procs[1]
+	waitFor(t, 60*time.Second, "the victim to write output", func() bool {
+		return len(mustReadBatches(t, outs[1]).Probes) >= 20
+	})
+	victim.cmd.Process.Signal(syscall.SIGKILL)
+	victim.wait(t, 10*time.Second)
+	for _, i := range []int{0, 2} {
+		if err := procs[i].wait(t, 100*time.Second); err != nil {
+			t.Fatalf("probe %d: %v\n%s", i, err, procs[i].log())
+		}
+	}
+	all := mustReadBatches(t, outs...)
+	checkEdges(t, w, all.Edges)
+	counts := probeCounts(all.Probes)
+	for _, h := range w.Seeds {
+		if counts[h] == 0 {
+			t.Errorf("host %s never written after a probe was killed", h)
+		}
+	}
+	reclaimed := len(logLines(procs[0].log(), "lease_reclaimed")) + len(logLines(procs[2].log(), "lease_reclaimed"))
+	if reclaimed == 0 {
+		t.Errorf("no survivor logged lease_reclaimed after the victim died holding leases")
+	}
+}
+
+// waitFor polls cond every 50ms until it holds, failing the test after d.
+func waitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
