@@ -188,7 +188,13 @@ func TestCrawl_World(t *testing.T) {
 	// dozens of redirects to each of a few landing hosts, and at 1/s those
 	// probes would wait past their deadline, which is not what this test
 	// is about (checkRates holds the crawl to whatever rate is set).
-	run := crawlWorld(t, w, crawlOptions{workers: 256, rate: 4, burst: 3, keep: true})
+	//
+	// Timeouts are generous: this test is about what a crawl finds, and on
+	// two shared cores under the race detector a handshake can take
+	// seconds; the world's hanging hosts then cost a little more time.
+	run := crawlWorld(t, w, crawlOptions{workers: 256, rate: 4, burst: 3, keep: true, mod: func(c *crawl.Config) {
+		c.ConnectTimeout, c.RequestTimeout, c.HostTimeout = 8*time.Second, 8*time.Second, 15*time.Second
+	}})
 	t.Logf("crawled %d hosts in %v (%.0f hosts/s)", len(w.Seeds), run.elapsed, float64(len(w.Seeds))/run.elapsed.Seconds())
 
 	batches := run.batches(t)
@@ -344,7 +350,7 @@ func checkPolicy(t *testing.T, w *crawltest.World, run *crawlRun) {
 func checkRates(t *testing.T, w *crawltest.World, run *crawlRun) {
 	t.Helper()
 	const (
-		slack      = 150 * time.Millisecond
+		slack      = 300 * time.Millisecond
 		firstSlack = 600 * time.Millisecond
 	)
 	type req struct {
