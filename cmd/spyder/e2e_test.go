@@ -2,11 +2,20 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"spyder/crawl/crawltest"
 	"spyder/store/redisstore/redistest"
@@ -205,4 +214,158 @@ func waitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestE2E_MigrateBoltToRedis starts a crawl on a laptop (bbolt), stops it,
+// exports the queue, imports it into Redis and finishes it with a fleet of
+// two: every host is written exactly once over the three processes.
+func TestE2E_MigrateBoltToRedis(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 300, Seed: 15, HTTPLatency: 30 * time.Millisecond})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "laptop.db")
+	wargs := worldArgs(t, w)
+	laptop := filepath.Join(dir, "laptop.jsonl")
+	p := startSpyder(t, append([]string{"run", "--db", db, "--domains", mustDomains(t, w.Seeds), "--out", laptop, "--concurrency", "16"}, wargs...)...)
+	waitFor(t, 60*time.Second, "the laptop run to write output", func() bool {
+		return len(mustReadBatches(t, laptop).Probes) >= 40
+	})
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if err := p.wait(t, 60*time.Second); err != nil {
+		t.Fatalf("laptop run after SIGINT: %v\n%s", err, p.log())
+	}
+
+	state := runApp(t, "queue", "export", "--db", db)
+	if !strings.Contains(state, `"kind":"pending"`) {
+		t.Fatalf("export holds no pending record; the laptop run did everything:\n%.500s", state)
+	}
+	file := filepath.Join(dir, "state.jsonl")
+	if err := os.WriteFile(file, []byte(state), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, key := redistest.Addr(t), redistest.Prefix(t)
+	backend := []string{"--redis", addr, "--queue-key", key}
+	runApp(t, append(append([]string{"queue", "import"}, backend...), file)...)
+	sorted := func(s string) []string { l := strings.Split(s, "\n"); slices.Sort(l); return l }
+	if diff := cmp.Diff(sorted(state), sorted(runApp(t, append([]string{"queue", "export"}, backend...)...))); diff != "" {
+		t.Errorf("Redis export differs from the bbolt export it was imported from (-bbolt +redis):\n%s", diff)
+	}
+
+	outs := []string{laptop}
+	var procs []*proc
+	for i := range 2 {
+		out := filepath.Join(dir, fmt.Sprintf("fleet%d.jsonl", i))
+		outs = append(outs, out)
+		procs = append(procs, startSpyder(t, append(append([]string{"run", "--exit-when-empty", "--out", out}, backend...), wargs...)...))
+	}
+	for i, p := range procs {
+		if err := p.wait(t, 90*time.Second); err != nil {
+			t.Fatalf("fleet probe %d: %v\n%s", i, err, p.log())
+		}
+	}
+	all := mustReadBatches(t, outs...)
+	checkEdges(t, w, all.Edges)
+	counts := probeCounts(all.Probes)
+	for _, h := range w.Seeds {
+		if counts[h] != 1 {
+			t.Errorf("host %s written %d times over laptop and fleet, want 1", h, counts[h])
+		}
+	}
+}
+
+// ingestServer is an ingest endpoint on loopback that refuses batches
+// while failing() is true and keeps the ones it accepts.
+type ingestServer struct {
+	mu       sync.Mutex
+	accepted output
+	refused  int
+	failing  func() bool
+}
+
+func startIngest(tb testing.TB, failing func() bool) (*ingestServer, string) {
+	s := &ingestServer{failing: failing}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil || r.Method != http.MethodPost || s.failing() {
+			s.refused++
+			http.Error(w, "not now", http.StatusServiceUnavailable)
+			return
+		}
+		s.accepted.add(tb, body, "POST body")
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	tb.Cleanup(srv.Close)
+	return s, srv.URL + "/ingest"
+}
+
+func (s *ingestServer) snapshot() (output, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted, s.refused
+}
+
+// TestE2E_IngestOutage checks that no batch is lost when the ingest
+// endpoint fails: for the first seconds of a run (retried, spooled,
+// replayed when it answers), and for a whole run (spooled in the bbolt
+// file, replayed by the next run).
+func TestE2E_IngestOutage(t *testing.T) {
+	t.Parallel()
+	t.Run("ForAWhile", func(t *testing.T) {
+		t.Parallel()
+		w := crawltest.Start(t, crawltest.Options{Hosts: 200, Seed: 16, HTTPLatency: 20 * time.Millisecond})
+		start := time.Now()
+		srv, url := startIngest(t, func() bool { return time.Since(start) < 3*time.Second })
+		db := filepath.Join(t.TempDir(), "spyder.db")
+		p := startSpyder(t, append([]string{"run", "--db", db, "--domains", mustDomains(t, w.Seeds), "--ingest", url,
+			"--ingest-retries", "1", "--concurrency", "64"}, worldArgs(t, w)...)...)
+		if err := p.wait(t, 90*time.Second); err != nil {
+			t.Fatalf("spyder run: %v\n%s", err, p.log())
+		}
+		got, refused := srv.snapshot()
+		if refused == 0 {
+			t.Fatalf("the endpoint refused nothing; the run ended before the outage was over? log:\n%s", p.log())
+		}
+		checkEdges(t, w, got.Edges)
+		counts := probeCounts(got.Probes)
+		for _, h := range w.Seeds {
+			if counts[h] == 0 {
+				t.Errorf("host %s never delivered", h)
+			}
+		}
+	})
+	t.Run("WholeRun", func(t *testing.T) {
+		t.Parallel()
+		w := crawltest.Start(t, crawltest.Options{Hosts: 150, Seed: 17})
+		var down atomic.Bool
+		down.Store(true)
+		srv, url := startIngest(t, down.Load)
+		db := filepath.Join(t.TempDir(), "spyder.db")
+		wargs := worldArgs(t, w)
+		p := startSpyder(t, append([]string{"run", "--db", db, "--domains", mustDomains(t, w.Seeds), "--ingest", url,
+			"--ingest-retries", "1", "--ingest-timeout", "2s"}, wargs...)...)
+		if err := p.wait(t, 90*time.Second); err != nil {
+			t.Fatalf("spyder run with the endpoint down: %v\n%s", err, p.log())
+		}
+		if got, _ := srv.snapshot(); got.Lines > 0 {
+			t.Fatalf("endpoint accepted %d batches while down", got.Lines)
+		}
+		if len(logLines(p.log(), "ingest_spooled")) != 1 {
+			t.Errorf("the run did not log ingest_spooled once at exit:\n%s", p.log())
+		}
+		down.Store(false)
+		p2 := startSpyder(t, append([]string{"run", "--db", db, "--ingest", url}, wargs...)...)
+		if err := p2.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("second run: %v\n%s", err, p2.log())
+		}
+		got, _ := srv.snapshot()
+		checkEdges(t, w, got.Edges)
+		counts := probeCounts(got.Probes)
+		for _, h := range w.Seeds {
+			if counts[h] != 1 {
+				t.Errorf("host %s delivered %d times, want 1", h, counts[h])
+			}
+		}
+	})
 }

@@ -87,7 +87,21 @@ func queueCommand() *cli.Command {
 	}
 }
 
+// checkArgs refuses flags given after the first file name, which the
+// command line parser would otherwise take for file names.
+func checkArgs(c *cli.Context) error {
+	for _, a := range c.Args().Slice() {
+		if strings.HasPrefix(a, "-") && a != "-" {
+			return usagef("flag %s after a file name: put flags first (%s [flags] FILE...)", a, c.Command.HelpName)
+		}
+	}
+	return nil
+}
+
 func queueSeed(c *cli.Context) error {
+	if err := checkArgs(c); err != nil {
+		return err
+	}
 	log, err := newLogger(c, c.App.ErrWriter)
 	if err != nil {
 		return err
@@ -155,6 +169,9 @@ func queueExport(c *cli.Context) error {
 }
 
 func queueImport(c *cli.Context) error {
+	if err := checkArgs(c); err != nil {
+		return err
+	}
 	if c.NArg() > 1 {
 		return usagef("queue import takes one file (or - for stdin), got %d", c.NArg())
 	}
