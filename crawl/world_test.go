@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
+
 	"spyder/crawl"
 	"spyder/crawl/crawltest"
 	"spyder/limiter"
@@ -236,6 +238,8 @@ func TestCrawl_World(t *testing.T) {
 		t.Errorf("batches hold %d probe outcomes, want %d", probes, len(w.Seeds))
 	}
 	checkEdges(t, w, run, got)
+	checkOutcomes(t, w, run)
+	checkCerts(t, w, batches)
 	checkPolicy(t, w, run)
 	checkRates(t, w, run)
 
@@ -401,4 +405,97 @@ func logRequests(t *testing.T, w *crawltest.World, host string, t0 time.Time) {
 		}
 	}
 	t.Logf("  %s", w.Describe(host))
+}
+
+// checkOutcomes compares each seed's page status with the world's.
+func checkOutcomes(t *testing.T, w *crawltest.World, run *crawlRun) {
+	t.Helper()
+	bad := 0
+	for _, r := range run.results {
+		want := w.PageOutcome[r.Host]
+		if got := r.Outcome.Steps[3].Status; got != want {
+			if bad++; bad <= 20 {
+				t.Errorf("%s: page %q, want %q; outcome %+v\n  %s", r.Host, got, want, r.Outcome.Steps, w.Describe(r.Host))
+			}
+		}
+	}
+	if bad > 20 {
+		t.Errorf("... %d page outcomes differ in all", bad)
+	}
+}
+
+// checkCerts compares the certificate nodes emitted with the world's.
+func checkCerts(t *testing.T, w *crawltest.World, batches []crawl.Batch) {
+	t.Helper()
+	var got []crawl.CertNode
+	for _, b := range batches {
+		got = append(got, b.NodesCert...)
+	}
+	slices.SortFunc(got, func(a, b crawl.CertNode) int { return strings.Compare(a.SPKISHA256, b.SPKISHA256) })
+	norm := func(cs []crawl.CertNode) []crawl.CertNode {
+		out := slices.Clone(cs)
+		for i := range out {
+			out[i].SANs = slices.Sorted(slices.Values(out[i].SANs))
+		}
+		return out
+	}
+	if diff := gocmp.Diff(norm(w.Certs), norm(got)); diff != "" {
+		t.Errorf("cert nodes (-world +emitted):\n%s", diff)
+	}
+}
+
+// TestCrawl_Hostile probes the world's hostile hosts (issue 6): each probe
+// ends within its deadlines with the world's edges and outcome.
+func TestCrawl_Hostile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for hosts that never answer")
+	}
+	w := crawltest.Start(t, crawltest.Options{Hosts: 10, Seed: 9, Hostile: true})
+	c, err := crawl.New(crawl.Config{Resolver: w.Resolver, RootCAs: w.RootCAs, Dial: w.Dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make([]*crawl.Result, len(w.Hostile))
+	took := make([]time.Duration, len(w.Hostile))
+	var wg sync.WaitGroup
+	for i, h := range w.Hostile {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			results[i] = c.Probe(t.Context(), h)
+			took[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	got := make(map[edgeKey]bool)
+	for i, r := range results {
+		for _, e := range r.Edges {
+			got[edgeKey{e.Type, e.Source, e.Target}] = true
+		}
+		h := w.Hostile[i]
+		// The world names the step where the probe stops and how.
+		want := w.HostileOutcome[h]
+		step, status, _ := strings.Cut(want, ":")
+		if got := statuses(r)[step]; got != status {
+			t.Errorf("%q: %s step %q, want %q; outcome %+v", h, step, got, status, r.Outcome.Steps)
+		}
+		if took[i] > crawl.DefaultHostTimeout+time.Second {
+			t.Errorf("%q: probe took %v, more than HostTimeout", h, took[i])
+		}
+	}
+	want := make(map[edgeKey]bool)
+	for _, e := range w.HostileExpected {
+		want[edgeKey{e.Type, e.Source, e.Target}] = true
+	}
+	for k := range want {
+		if !got[k] {
+			t.Errorf("missing %v", k)
+		}
+	}
+	for k := range got {
+		if !want[k] {
+			t.Errorf("extra %v", k)
+		}
+	}
 }
