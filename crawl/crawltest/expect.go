@@ -53,10 +53,15 @@ func (p *plan) lookup(name string) []netip.Addr {
 // expected computes the edges of a correct crawl of the seeds, the page
 // outcome of each seed and the certificate nodes behind USES_CERT.
 func (p *plan) expected() ([]crawl.Edge, map[string]string, []crawl.CertNode) {
+	return p.expectedFor(p.seeds)
+}
+
+// expectedFor is expected for any list of hosts.
+func (p *plan) expectedFor(hosts []string) ([]crawl.Edge, map[string]string, []crawl.CertNode) {
 	set := make(map[crawl.Edge]bool)
-	outcomes := make(map[string]string, len(p.seeds))
+	outcomes := make(map[string]string, len(hosts))
 	certs := make(map[string]*certSpec)
-	for _, h := range p.seeds {
+	for _, h := range hosts {
 		outcomes[h] = p.expectHost(h, func(typ, target string) {
 			set[crawl.Edge{Type: typ, Source: h, Target: target}] = true
 		})

@@ -556,3 +556,35 @@ func BenchmarkReferenceCrawl(b *testing.B) {
 		})
 	}
 }
+
+// TestExpectedForDiscoveredHosts probes hosts a continuous crawl would
+// discover (name servers, mail hosts, CNAME targets, linked hosts) and
+// checks them against ExpectedFor.
+func TestExpectedForDiscoveredHosts(t *testing.T) {
+	w := Start(t, Options{Hosts: 200, Seed: 17})
+	edges, outcomes := w.ExpectedFor(w.Seeds)
+	if !cmp.Equal(edges, w.Expected) || !cmp.Equal(outcomes, w.PageOutcome) {
+		t.Fatal("ExpectedFor(Seeds) differs from Expected and PageOutcome")
+	}
+	found := map[string]bool{}
+	for _, e := range w.Expected {
+		if e.Type != crawl.ResolvesTo && e.Type != crawl.UsesCert && !slices.Contains(w.Seeds, e.Target) {
+			found[e.Target] = true
+		}
+	}
+	hosts := sortedKeys(found)
+	if len(hosts) < 100 {
+		t.Fatalf("only %d discovered hosts", len(hosts))
+	}
+	want, outcomes := w.ExpectedFor(hosts)
+	rc := &refCrawler{w: w, timeout: 8 * time.Second}
+	got, _ := rc.crawl(hosts, 32)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("crawl of %d discovered hosts differs from ExpectedFor (-want +got):\n%s", len(hosts), diff)
+	}
+	statuses := map[string]int{}
+	for _, st := range outcomes {
+		statuses[st]++
+	}
+	t.Logf("%d discovered hosts, %d edges, page outcomes %v", len(hosts), len(want), statuses)
+}

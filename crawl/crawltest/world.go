@@ -217,6 +217,15 @@ func (w *World) refusedLog() []string {
 	return append([]string(nil), w.refused...)
 }
 
+// ExpectedFor computes, as for Expected and PageOutcome, the edges and the
+// page status of a correct probe of each of hosts (normalised names; the
+// world answers NXDOMAIN for any it does not hold). A continuous crawl
+// probes hosts beyond Seeds: pass it the hosts it probed.
+func (w *World) ExpectedFor(hosts []string) ([]crawl.Edge, map[string]string) {
+	edges, outcomes, _ := w.plan.expectedFor(hosts)
+	return edges, outcomes
+}
+
 // Describe says what the plan made of host (its DNS and HTTP behaviour), for
 // test failure messages; "" if the world has no such host.
 func (w *World) Describe(host string) string { return w.plan.describe(host) }
