@@ -207,6 +207,14 @@ func (g *gen) site(host string, good bool) *site {
 	}
 	s.robots = g.robotsRoll()
 	s.page = g.pageRoll(s)
+	switch s.page {
+	case pageChain, pageLongChain, pageLoop:
+		// With a Crawl-delay of 1 s these would take longer than a
+		// reasonable HostTimeout, making the outcome depend on it.
+		if robotsVariants[s.robots].delay > 0 {
+			s.page = pageHTML
+		}
+	}
 	x := g.r.Float64()
 	switch {
 	case x < 0.03:
