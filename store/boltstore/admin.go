@@ -113,7 +113,9 @@ func (s *Store) PurgeDead(ctx context.Context) (int, error) {
 }
 
 // Dump implements [queue.Queue.Dump] from one read transaction, so the
-// records are a consistent snapshot. Seen hosts come sorted.
+// records are a consistent snapshot. Processing records come in lease ID
+// order and seen hosts sorted. fn must not call the store's write methods:
+// a commit that grows the file waits for the read transaction to end.
 func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		n := 0
