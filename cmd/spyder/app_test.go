@@ -3,7 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"spyder/crawl"
+	"spyder/store/boltstore"
 )
 
 // runApp runs the app in-process and returns its stdout; it fails the test
@@ -17,9 +30,246 @@ func runApp(tb testing.TB, args ...string) string {
 	return out
 }
 
+// appMu serialises in-process runs: urfave/cli v2 keeps its help and
+// version flags in package variables that every run writes.
+var appMu sync.Mutex
+
 // tryApp runs the app in-process and returns stdout, stderr and its error.
 func tryApp(ctx context.Context, args ...string) (string, string, error) {
+	appMu.Lock()
+	defer appMu.Unlock()
 	var out, errOut bytes.Buffer
 	err := newApp(&out, &errOut).RunContext(ctx, append([]string{"spyder"}, args...))
 	return out.String(), errOut.String(), err
+}
+
+// mustSeededDB returns a bbolt file holding a small crawl state, and its
+// export, so a test can check that a failed command changed nothing.
+func mustSeededDB(tb testing.TB) (path, export string) {
+	tb.Helper()
+	path = filepath.Join(tb.TempDir(), "spyder.db")
+	runApp(tb, "queue", "seed", "--db", path, mustDomains(tb, []string{"a.example.com", "b.example.com"}))
+	return path, runApp(tb, "queue", "export", "--db", path)
+}
+
+func mustFile(tb testing.TB, name string, data []byte) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// TestApp_BadDomainsFile feeds `spyder run` domains files it must refuse:
+// each gets one line naming the file and what is wrong, a non-zero exit,
+// and the crawl state is left as it was.
+func TestApp_BadDomainsFile(t *testing.T) {
+	t.Parallel()
+	garbage := make([]byte, 4096)
+	for i := range garbage {
+		garbage[i] = byte(i * 7)
+	}
+	dir := t.TempDir()
+	tests := []struct {
+		name, path, want string
+	}{
+		{"Missing", filepath.Join(dir, "nope.txt"), "nope.txt: no such file or directory"},
+		{"Directory", dir, "is a directory"},
+		{"Empty", mustFile(t, "empty.txt", nil), "empty.txt holds no hosts"},
+		{"CommentsOnly", mustFile(t, "comments.txt", []byte("# nothing\n\n   \n")), "holds no hosts"},
+		{"Binary", mustFile(t, "garbage.bin", garbage), "garbage.bin looks binary"},
+		{"NoValidHost", mustFile(t, "ips.txt", []byte("1.2.3.4\nlocalhost\n")), "ips.txt: none of its 2 host lines is a valid host"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db, before := mustSeededDB(t)
+			_, stderr, err := tryApp(t.Context(), "run", "--db", db, "--domains", tt.path, "--resolver", "127.0.0.1:1")
+			if err == nil {
+				t.Fatalf("run --domains %s = nil error, want one naming the file", tt.path)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") {
+				t.Errorf("error = %q, want one line containing %q", msg, tt.want)
+			}
+			if exitCode(err) == 0 {
+				t.Errorf("exitCode(%v) = 0, want non-zero", err)
+			}
+			if after := runApp(t, "queue", "export", "--db", db); after != before {
+				t.Errorf("queue state changed by a refused run:\nbefore %s\nafter %s\nstderr %s", before, after, stderr)
+			}
+		})
+	}
+}
+
+// TestApp_SeedMessyFile seeds a file with CRLF endings, a byte order mark,
+// URLs, an IDN, an IP, blank lines, comments and a 10 MB line: the good
+// hosts are stored normalised, the bad lines are logged with their line
+// numbers, and the command succeeds.
+func TestApp_SeedMessyFile(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	b.WriteString("\ufeffExample.COM.\r\n")               // 1: BOM, CRLF, case, trailing dot
+	b.WriteString("https://www.example.org/path?q=1\r\n") // 2: URL
+	b.WriteString("# a comment\r\n\r\n")                  // 3, 4
+	b.WriteString("bücher.de\n")                          // 5: IDN
+	b.WriteString("192.0.2.1\n")                          // 6: IP: rejected
+	b.WriteString(strings.Repeat("x", 10<<20) + ".com\n") // 7: 10 MB line: rejected
+	b.WriteString("example.com\n")                        // 8: duplicate
+	b.WriteString("last.example.net")                     // 9: no final newline
+	path := mustFile(t, "messy.txt", b.Bytes())
+	db := filepath.Join(t.TempDir(), "spyder.db")
+	out, stderr, err := tryApp(t.Context(), "queue", "seed", "--db", db, path)
+	if err != nil {
+		t.Fatalf("queue seed: %v\n%s", err, stderr)
+	}
+	if want := "added 4, duplicate 1, rejected 2"; !strings.Contains(out, want) {
+		t.Errorf("queue seed printed %q, want %q", out, want)
+	}
+	var rejected []string
+	for _, l := range logLines(stderr, "domain_rejected") {
+		rejected = append(rejected, fmt.Sprintf("%v: %v", l["line"], l["reason"]))
+	}
+	slices.Sort(rejected)
+	want := []string{"6: IP address, not a host name", "7: line longer than 4096 bytes"}
+	if diff := cmp.Diff(want, rejected); diff != "" {
+		t.Errorf("rejected lines (-want +got):\n%s", diff)
+	}
+	var hosts []string
+	for _, l := range strings.Split(runApp(t, "queue", "export", "--db", db), "\n") {
+		if h, ok := strings.CutPrefix(l, `{"kind":"seen","host":"`); ok {
+			hosts = append(hosts, strings.TrimSuffix(h, `"}`))
+		}
+	}
+	slices.Sort(hosts)
+	wantHosts := []string{"example.com", "last.example.net", "www.example.org", "xn--bcher-kva.de"}
+	if diff := cmp.Diff(wantHosts, hosts); diff != "" {
+		t.Errorf("seen hosts (-want +got):\n%s", diff)
+	}
+}
+
+// TestApp_BadBackend checks the one-line errors for a queue that cannot be
+// opened: a Redis that does not answer, a bbolt file another spyder holds,
+// a file that is not bbolt (left untouched), a directory.
+func TestApp_BadBackend(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+
+	locked, _ := mustSeededDB(t)
+	s, err := boltstore.Open(locked, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() }) // after the parallel subtests
+	text := []byte("this is not a database\n")
+	notBolt := mustFile(t, "notes.db", text)
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"RedisSilent", []string{"queue", "stats", "--redis", closed}, "redis " + closed + " does not answer"},
+		{"RedisURLPassword", []string{"queue", "stats", "--redis", "redis://u:secret@" + closed + "/0"}, "redis redis://u:xxxxx@" + closed + "/0 does not answer"},
+		{"RedisBadAddr", []string{"queue", "stats", "--redis", "host:notaport"}, `redis address "host:notaport"`},
+		{"Locked", []string{"queue", "stats", "--db", locked}, locked + " is locked by another process"},
+		{"NotBolt", []string{"run", "--db", notBolt, "--domains", mustDomains(t, []string{"a.com"})}, notBolt + " is not a bbolt database"},
+		{"Directory", []string{"queue", "stats", "--db", t.TempDir()}, "is a directory, not a bbolt file"},
+		{"MissingForStats", []string{"queue", "stats", "--db", filepath.Join(t.TempDir(), "none.db")}, "none.db does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := tryApp(t.Context(), tt.args...)
+			if err == nil {
+				t.Fatalf("spyder %v = nil error, want %q", tt.args, tt.want)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") {
+				t.Errorf("spyder %v error = %q, want one line containing %q", tt.args, msg, tt.want)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("error %q shows the Redis password", err)
+			}
+		})
+	}
+	if got, _ := os.ReadFile(notBolt); !bytes.Equal(got, text) {
+		t.Errorf("a non-bbolt --db file was changed to %q", got)
+	}
+}
+
+// TestApp_ConfigAndEnv checks that flags also come from the environment
+// and from --config, the command line winning.
+func TestApp_ConfigAndEnv(t *testing.T) {
+	db, _ := mustSeededDB(t)
+	cfg := mustFile(t, "spyder.yaml", []byte("db: "+db+"\n"))
+	if out := runApp(t, "queue", "stats", "--config", cfg); !strings.Contains(out, "seen          2") {
+		t.Errorf("stats with db from --config = %q, want seen 2", out)
+	}
+	t.Setenv("SPYDER_DB", db)
+	if out := runApp(t, "queue", "stats"); !strings.Contains(out, db) {
+		t.Errorf("stats with SPYDER_DB = %q, want it to name %s", out, db)
+	}
+	other := filepath.Join(t.TempDir(), "none.db")
+	if _, _, err := tryApp(t.Context(), "queue", "stats", "--db", other); err == nil || !strings.Contains(err.Error(), other) {
+		t.Errorf("--db on the command line did not win over SPYDER_DB: %v", err)
+	}
+	if _, _, err := tryApp(t.Context(), "queue", "stats", "--config", filepath.Join(t.TempDir(), "nope.yaml")); err == nil || !strings.Contains(err.Error(), "config file") {
+		t.Errorf("missing --config file: error %v, want one naming it", err)
+	}
+	if out := runApp(t, "--version"); !strings.Contains(out, crawl.Version) {
+		t.Errorf("--version printed %q, want %s", out, crawl.Version)
+	}
+}
+
+// TestApp_QueueCommands drives seed, stats, dead list/retry/purge, reclaim
+// and import errors in-process on a bbolt file.
+func TestApp_QueueCommands(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := filepath.Join(t.TempDir(), "spyder.db")
+	runApp(t, "queue", "seed", "--db", db, mustDomains(t, []string{"a.example.com", "b.example.com", "c.example.com"}))
+	s, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := s.Lease(ctx, 2, time.Minute, 0)
+	if err != nil || len(ls) != 2 {
+		t.Fatalf("Lease = %v, %v", ls, err)
+	}
+	if err := s.Fail(ctx, ls[0], "boom", 1); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	if out := runApp(t, "queue", "stats", "--db", db, "--json"); !strings.Contains(out, `"dead":1`) || !strings.Contains(out, `"processing":1`) {
+		t.Errorf("stats = %s, want 1 dead and 1 processing", out)
+	}
+	if out := runApp(t, "queue", "dead", "list", "--db", db); !strings.Contains(out, "a.example.com") || !strings.Contains(out, "boom") {
+		t.Errorf("dead list = %q, want a.example.com with its error", out)
+	}
+	if _, _, err := tryApp(ctx, "queue", "dead", "purge", "--db", db); err == nil || exitCode(err) != 2 {
+		t.Errorf("dead purge without --yes = %v, want a usage error", err)
+	}
+	if out := runApp(t, "queue", "dead", "retry", "--db", db); !strings.Contains(out, "moved 1") {
+		t.Errorf("dead retry = %q, want moved 1", out)
+	}
+	if out := runApp(t, "queue", "reclaim", "--db", db, "--lease", "1m"); !strings.Contains(out, "requeued 0") {
+		t.Errorf("reclaim of a live lease = %q, want requeued 0", out)
+	}
+	bad := mustFile(t, "bad.jsonl", []byte("{\"kind\":\"pending\",\"item\":{\"host\":\"x.com\",\"ts\":1,\"attempt\":0}}\nnot json\n"))
+	_, _, err = tryApp(ctx, "queue", "import", "--db", filepath.Join(t.TempDir(), "new.db"), bad)
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("import of a bad file = %v, want an error naming line 2", err)
+	}
+	if _, _, err := tryApp(ctx, "queue", "import", "--db", db, bad); err == nil || !strings.Contains(err.Error(), "already holds state") {
+		t.Errorf("import into a used queue = %v, want it refused", err)
+	}
+	if _, _, err := tryApp(ctx, "queue", "seed", mustDomains(t, []string{"a.com"}), "--db", db); err == nil || exitCode(err) != 2 {
+		t.Errorf("flags after the file = %v, want a usage error", err)
+	}
 }
