@@ -369,3 +369,100 @@ func TestE2E_IngestOutage(t *testing.T) {
 		}
 	})
 }
+
+// TestE2E_StandaloneCrashResume kills a standalone run with SIGKILL: the
+// next run hands back the leases the dead one left in the file at once
+// (lease_recovered) instead of waiting for them to expire, and finishes
+// every host.
+func TestE2E_StandaloneCrashResume(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 250, Seed: 18, HTTPLatency: 30 * time.Millisecond})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "spyder.db")
+	out1, out2 := filepath.Join(dir, "run1.jsonl"), filepath.Join(dir, "run2.jsonl")
+	wargs := worldArgs(t, w)
+	p := startSpyder(t, append([]string{"run", "--db", db, "--domains", mustDomains(t, w.Seeds), "--out", out1, "--concurrency", "32"}, wargs...)...)
+	waitFor(t, 60*time.Second, "the first run to write output", func() bool {
+		return len(mustReadBatches(t, out1).Probes) >= 40
+	})
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t, 10*time.Second)
+
+	start := time.Now()
+	p2 := startSpyder(t, append([]string{"run", "--db", db, "--out", out2}, wargs...)...)
+	if err := p2.wait(t, 90*time.Second); err != nil {
+		t.Fatalf("run after the crash: %v\n%s", err, p2.log())
+	}
+	if time.Since(start) > time.Minute {
+		t.Errorf("resume took %v: it waited for the dead run's leases (2m) to expire?", time.Since(start))
+	}
+	if len(logLines(p2.log(), "lease_recovered")) != 1 {
+		t.Errorf("the second run did not log lease_recovered once:\n%s", p2.log())
+	}
+	all := mustReadBatches(t, out1, out2)
+	checkEdges(t, w, all.Edges)
+	counts := probeCounts(all.Probes)
+	for _, h := range w.Seeds {
+		if counts[h] == 0 {
+			t.Errorf("host %s never written after the crash", h)
+		}
+	}
+}
+
+// TestE2E_FleetMetricsAndSignal runs one fleet probe without
+// --exit-when-empty: it keeps running on an empty queue, serves /healthz
+// and /metrics with the crawl's counts, and exits 0 on SIGTERM.
+func TestE2E_FleetMetricsAndSignal(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 50, Seed: 19})
+	addr, key := redistest.Addr(t), redistest.Prefix(t)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	p := startSpyder(t, append([]string{"run", "--redis", addr, "--queue-key", key, "--domains", mustDomains(t, w.Seeds),
+		"--out", out, "--metrics-addr", "127.0.0.1:0"}, worldArgs(t, w)...)...)
+	var maddr string
+	waitFor(t, 30*time.Second, "metrics_listening", func() bool {
+		if l := logLines(p.log(), "metrics_listening"); len(l) > 0 {
+			maddr, _ = l[0]["addr"].(string)
+		}
+		return maddr != ""
+	})
+	waitFor(t, 60*time.Second, "every host to be written", func() bool {
+		return len(probeCounts(mustReadBatches(t, out).Probes)) == len(w.Seeds)
+	})
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + maddr + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d %q, want 200", code, body)
+	}
+	var metrics string
+	waitFor(t, 10*time.Second, "metrics to count every host", func() bool {
+		_, metrics = get("/metrics")
+		return strings.Contains(metrics, fmt.Sprintf("spyder_acked_total %d", len(w.Seeds)))
+	})
+	for _, want := range []string{`spyder_hosts_total{outcome="ok"}`, `spyder_edges_total{type="RESOLVES_TO"}`,
+		`spyder_queue_items{state="pending"} 0`, `spyder_queue_items{state="seen"} 50`, "spyder_limiter_waits_total",
+		"spyder_sink_retries_total 0", "spyder_queue_oldest_lease_age_seconds"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	select {
+	case <-p.done:
+		t.Fatalf("the fleet probe exited on an empty queue without --exit-when-empty:\n%s", p.log())
+	case <-time.After(1500 * time.Millisecond):
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.wait(t, 30*time.Second); err != nil {
+		t.Fatalf("exit after SIGTERM: %v (want 0)\n%s", err, p.log())
+	}
+	if len(logLines(p.log(), "shutdown_cleanup")) != 1 {
+		t.Errorf("no shutdown_cleanup line after SIGTERM:\n%s", p.log())
+	}
+}
