@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,15 +18,17 @@ import (
 // BenchmarkCrawl crawls a generated world as issue 4 measures it: 10,000
 // hosts, 20 ms added to every DNS answer, 50 ms to every connect and HTTP
 // response, 3% of hosts hanging, trickling forever or slow; the default
-// limiter (1 request/s per host, burst 3), the default HostTimeout and
-// ConnectTimeout. It reports hosts/s end to end (slow tail included) and the
-// process's peak RSS, the world's servers included (world-RSS-MiB is the
-// process's RSS once the world is up, before the crawl):
+// limiter (1 request/s per host, burst 3), the default timeouts. It reports
+// hosts/s end to end (slow tail included), the CPU time per host (both
+// sides) and the process's peak RSS, the world's servers included
+// (world-RSS-MiB is the process's RSS once the world is up, before the
+// crawl):
 //
 //	go test -run '^$' -bench Crawl -benchtime 1x -cpuprofile cpu.out ./crawl
 //
 // SPYDER_BENCH_HOSTS, SPYDER_BENCH_WORKERS and SPYDER_BENCH_TIMEOUT (a Go
-// duration) override the size, the worker count and HostTimeout.
+// duration) override the size, the worker count and HostTimeout;
+// SPYDER_BENCH_HEAPPROFILE names a file for a heap profile taken 10 s in.
 func BenchmarkCrawl(b *testing.B) {
 	hosts := envInt(b, "SPYDER_BENCH_HOSTS", 10_000)
 	workers := envInt(b, "SPYDER_BENCH_WORKERS", crawl.DefaultWorkers)
@@ -38,9 +42,27 @@ func BenchmarkCrawl(b *testing.B) {
 	}
 	w := crawltest.Start(b, crawltest.Options{
 		Hosts: hosts, Seed: 1, DNSLatency: 20 * time.Millisecond, HTTPLatency: 50 * time.Millisecond, SlowFraction: 0.03,
+		NoRequestLog: true,
 	})
+	if err := w.Warm(); err != nil { // sign the world's certificates before timing
+		b.Fatal(err)
+	}
 	runtime.GC()
 	worldRSS := procStatusMiB(b, "VmRSS")
+	cpu0 := cpuTime(b)
+	if path := os.Getenv("SPYDER_BENCH_HEAPPROFILE"); path != "" {
+		// A heap profile mid-crawl, when the most probes are in flight.
+		t := time.AfterFunc(10*time.Second, func() {
+			f, err := os.Create(path)
+			if err != nil {
+				b.Errorf("heap profile: %v", err)
+				return
+			}
+			defer f.Close()
+			pprof.WriteHeapProfile(f)
+		})
+		defer t.Stop()
+	}
 	var elapsed time.Duration
 	for b.Loop() {
 		run := crawlWorld(b, w, crawlOptions{workers: workers, rate: 1, burst: 3, mod: func(c *crawl.Config) {
@@ -50,6 +72,9 @@ func BenchmarkCrawl(b *testing.B) {
 		run.logTimes(b)
 	}
 	b.ReportMetric(float64(len(w.Seeds)*b.N)/elapsed.Seconds(), "hosts/s")
+	// CPU per host, both sides (the world's servers run in this process):
+	// what the 2-core ceiling is, whatever else the machine is running.
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(time.Millisecond)/float64(len(w.Seeds)*b.N), "cpu-ms/host")
 	b.ReportMetric(procStatusMiB(b, "VmHWM"), "peak-RSS-MiB")
 	b.ReportMetric(worldRSS, "world-RSS-MiB")
 }
@@ -85,4 +110,13 @@ func procStatusMiB(tb testing.TB, field string) float64 {
 	}
 	tb.Fatalf("no %s in /proc/self/status", field)
 	return 0
+}
+
+// cpuTime returns the user and system CPU time the process used so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

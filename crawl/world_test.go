@@ -41,6 +41,7 @@ type crawlRun struct {
 
 	// Worker time spent per outcome (the steps' statuses joined), probing
 	// and waiting for the batch to be written.
+	done               []time.Duration // when each host was done, since the start
 	probeTime, addTime map[string]time.Duration
 	count              map[string]int
 }
@@ -69,6 +70,12 @@ func (r *crawlRun) logTimes(tb testing.TB) {
 		total += r.probeTime[k] + r.addTime[k]
 	}
 	tb.Logf("worker time %v in %v: %.0f workers busy on average", total, r.elapsed, total.Seconds()/r.elapsed.Seconds())
+	slices.Sort(r.done)
+	if n := len(r.done); n > 0 {
+		tb.Logf("hosts done: 50%% at %v, 90%% at %v, 99%% at %v, all at %v",
+			r.done[n/2].Round(time.Millisecond), r.done[n*9/10].Round(time.Millisecond),
+			r.done[n*99/100].Round(time.Millisecond), r.done[n-1].Round(time.Millisecond))
+	}
 	for _, k := range keys {
 		tb.Logf("%6d × %-60s probe %8.1fs (%5.2fs each) batch wait %6.1fs", r.count[k], k,
 			r.probeTime[k].Seconds(), r.probeTime[k].Seconds()/float64(r.count[k]), r.addTime[k].Seconds())
@@ -140,6 +147,9 @@ func crawlWorld(tb testing.TB, w *crawltest.World, o crawlOptions) *crawlRun {
 					tb.Errorf("Add(%s): %v", h, err)
 				}
 				run.time(r, t1.Sub(t0), time.Since(t1))
+				run.mu.Lock()
+				run.done = append(run.done, time.Since(start))
+				run.mu.Unlock()
 				if keep {
 					run.mu.Lock()
 					run.results = append(run.results, r)
