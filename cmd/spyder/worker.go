@@ -53,6 +53,7 @@ type loop struct {
 	seen atomic.Int64 // hosts in the seen set, as last known
 	done atomic.Int64 // hosts acked by this process
 
+	enqMu    sync.Mutex // serialises enqueue
 	mu       sync.Mutex
 	inflight map[string]queue.Lease // by lease ID: leased, not yet acked or failed
 }
@@ -64,7 +65,9 @@ func (w *loop) run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
 	workCtx, cancelWork := context.WithCancel(bg)
 	defer cancelWork()
+	w.mu.Lock()
 	w.inflight = make(map[string]queue.Lease)
+	w.mu.Unlock()
 
 	reclaimDone := make(chan struct{})
 	reclaimCtx, stopReclaim := context.WithCancel(ctx)
@@ -255,8 +258,12 @@ func (w *loop) fail(bg context.Context, l queue.Lease, reason string) {
 	}
 }
 
-// enqueue seeds the hosts a probe discovered, within --max-domains.
+// enqueue seeds the hosts a probe discovered, within --max-domains. Calls
+// are serialised so that workers together stay within the bound (in a
+// fleet each probe keeps it on its own view of the seen count).
 func (w *loop) enqueue(bg context.Context, from string, hosts []string) {
+	w.enqMu.Lock()
+	defer w.enqMu.Unlock()
 	room := w.maxDomains - w.seen.Load()
 	if room <= 0 {
 		return

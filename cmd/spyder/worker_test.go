@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"spyder/crawl"
+	"spyder/crawl/crawltest"
+	"spyder/limiter"
+	"spyder/queue"
+	"spyder/store/boltstore"
+)
+
+// loopFixture is a worker loop over a bbolt queue and a simulated world,
+// all in-process.
+type loopFixture struct {
+	w       *crawltest.World
+	q       *boltstore.Store
+	l       *loop
+	batcher *crawl.Batcher
+	logs    *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newLoopFixture(tb testing.TB, o crawltest.Options, seeds int, sink crawl.Sink, hostTimeout time.Duration) *loopFixture {
+	tb.Helper()
+	w := crawltest.Start(tb, o)
+	q, err := boltstore.Open(filepath.Join(tb.TempDir(), "spyder.db"), boltstore.Options{NoSync: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { q.Close() })
+	if _, err := q.Seed(tb.Context(), w.Seeds[:seeds]); err != nil {
+		tb.Fatal(err)
+	}
+	lim := limiter.New(limiter.DefaultPerSecond, limiter.DefaultBurst)
+	tb.Cleanup(func() { lim.Close() })
+	c, err := crawl.New(crawl.Config{Resolver: w.Resolver, RootCAs: w.RootCAs, Dial: w.Dial, Limiter: lim, HostTimeout: hostTimeout})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b := crawl.NewBatcher(sink, &crawl.MemoryEmitted{}, crawl.BatcherConfig{MaxDelay: 20 * time.Millisecond})
+	tb.Cleanup(func() { b.Close(context.Background()) })
+	logs := &syncBuffer{}
+	return &loopFixture{w: w, q: q, batcher: b, logs: logs, l: &loop{
+		q: q, probe: c, out: b, log: slog.New(slog.NewJSONHandler(logs, nil)), m: newMetrics(lim),
+		concurrency: 16, leaseTTL: time.Minute, maxAttempts: 3, grace: time.Minute,
+		exitWhenEmpty: true, reclaimEvery: time.Second, maxDomains: 1 << 40,
+	}}
+}
+
+func (f *loopFixture) run(tb testing.TB, ctx context.Context) {
+	tb.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f.l.run(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			tb.Fatalf("loop.run: %v\n%s", err, f.logs)
+		}
+	case <-time.After(60 * time.Second):
+		tb.Fatalf("loop.run did not return within 60s\n%s", f.logs)
+	}
+}
+
+func (f *loopFixture) stats(tb testing.TB) queue.Stats {
+	tb.Helper()
+	st, err := f.q.Stats(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st
+}
+
+// brokenSink is a real file sink whose file was closed: every write fails.
+func brokenSink(tb testing.TB) crawl.Sink {
+	f, err := os.Create(filepath.Join(tb.TempDir(), "out.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.Close()
+	s, err := crawl.NewJSONSink(f, crawl.FormatBatch)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// TestLoop_SinkFailureGoesThroughFail checks that an output that cannot be
+// written is an internal error: the host is failed, retried, and dead after
+// max attempts with the reason, never acked as done.
+func TestLoop_SinkFailureGoesThroughFail(t *testing.T) {
+	t.Parallel()
+	f := newLoopFixture(t, crawltest.Options{Hosts: 20, Seed: 21}, 10, brokenSink(t), 5*time.Second)
+	f.l.maxAttempts = 2
+	f.run(t, t.Context())
+	st := f.stats(t)
+	if st.Dead != 10 || st.Pending != 0 || st.Processing != 0 {
+		t.Fatalf("stats = %+v, want all 10 hosts dead", st)
+	}
+	dead, err := f.q.Dead(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dead {
+		if !strings.Contains(d.Error, "output:") || d.Item == nil || d.Item.Attempt != 2 {
+			t.Errorf("dead item %s, attempt %v: error %q, want an output error after 2 attempts", d.Raw, d.Item, d.Error)
+		}
+	}
+	if n := f.l.done.Load(); n != 0 {
+		t.Errorf("done = %d, want 0: nothing was written", n)
+	}
+	if n := strings.Count(f.logs.String(), `"msg":"item_dead"`); n != 10 {
+		t.Errorf("%d item_dead lines, want 10", n)
+	}
+}
+
+// TestLoop_ShutdownReleasesInOneStep cancels the loop while every probe
+// hangs: after the grace period the leases go back to pending unchanged
+// (attempt not counted), and one shutdown_cleanup line names them.
+func TestLoop_ShutdownReleasesInOneStep(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	sink, _ := crawl.NewJSONSink(&out, crawl.FormatBatch)
+	f := newLoopFixture(t, crawltest.Options{Hosts: 40, Seed: 22, SlowFraction: 1}, 40, &lockedSink{s: sink}, 30*time.Second)
+	f.l.grace = 300 * time.Millisecond
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for f.l.inflightLen() < 16 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	f.run(t, ctx)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("shutdown took %v with a 300ms grace", d)
+	}
+	st := f.stats(t)
+	if st.Processing != 0 || st.Pending+int64(f.l.done.Load()) != 40 {
+		t.Errorf("stats after shutdown = %+v (done %d), want every unfinished host pending", st, f.l.done.Load())
+	}
+	lines := logLines(f.logs.String(), "shutdown_cleanup")
+	if len(lines) != 1 {
+		t.Fatalf("%d shutdown_cleanup lines, want 1:\n%s", len(lines), f.logs)
+	}
+	if n, _ := lines[0]["returned"].(float64); n < 1 {
+		t.Errorf("shutdown_cleanup = %v, want hosts returned", lines[0])
+	}
+	var attempts []int
+	queue.Export(t.Context(), f.q, &writerFunc{func(p []byte) {
+		if strings.Contains(string(p), `"attempt":1`) {
+			attempts = append(attempts, 1)
+		}
+	}})
+	if len(attempts) > 0 {
+		t.Errorf("%d released items had their attempt counted", len(attempts))
+	}
+}
+
+// TestLoop_HeartbeatKeepsLongProbes gives leases a TTL shorter than the
+// probes of hanging hosts: heartbeats extend them, so no lease is lost or
+// reclaimed and every host is acked once.
+func TestLoop_HeartbeatKeepsLongProbes(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	sink, _ := crawl.NewJSONSink(&out, crawl.FormatBatch)
+	f := newLoopFixture(t, crawltest.Options{Hosts: 12, Seed: 23, SlowFraction: 0.5}, 12, &lockedSink{s: sink}, 2*time.Second)
+	f.l.leaseTTL = 600 * time.Millisecond
+	f.l.reclaimEvery = 100 * time.Millisecond
+	f.run(t, t.Context())
+	if n := f.l.done.Load(); n != 12 {
+		t.Errorf("done = %d, want 12\n%s", n, f.logs)
+	}
+	for _, msg := range []string{"lease_lost", "lease_reclaimed"} {
+		if n := len(logLines(f.logs.String(), msg)); n > 0 {
+			t.Errorf("%d %s lines: heartbeats did not hold the leases", n, msg)
+		}
+	}
+}
+
+// TestLoop_ContinuousStopsAtMaxDomains crawls discovered hosts too, and
+// stops enqueueing at the bound.
+func TestLoop_ContinuousStopsAtMaxDomains(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	sink, _ := crawl.NewJSONSink(&out, crawl.FormatBatch)
+	f := newLoopFixture(t, crawltest.Options{Hosts: 60, Seed: 24}, 10, &lockedSink{s: sink}, 5*time.Second)
+	f.l.continuous, f.l.maxDomains = true, 25
+	f.l.seen.Store(10)
+	f.run(t, t.Context())
+	st := f.stats(t)
+	if st.Seen != 25 {
+		t.Errorf("seen = %d, want 25 (10 seeds plus discovered hosts up to --max-domains)", st.Seen)
+	}
+	if n := f.l.done.Load(); n != st.Seen {
+		t.Errorf("done = %d, want every seen host (%d) probed", n, st.Seen)
+	}
+}
+
+type lockedSink struct {
+	mu sync.Mutex
+	s  crawl.Sink
+}
+
+func (l *lockedSink) WriteBatch(ctx context.Context, b *crawl.Batch) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.WriteBatch(ctx, b)
+}
+
+type writerFunc struct{ f func([]byte) }
+
+func (w *writerFunc) Write(p []byte) (int, error) { w.f(p); return len(p), nil }
+
+// TestProgressLine checks the operator's line and the rate estimate.
+func TestProgressLine(t *testing.T) {
+	var r rate
+	t0 := time.Unix(1000, 0)
+	r.add(t0, 0)
+	perSec := r.add(t0.Add(2*time.Second), 100)
+	if perSec != 50 {
+		t.Errorf("rate = %v, want 50", perSec)
+	}
+	got := progressLine(100, queue.Stats{Pending: 900, Processing: 100, Dead: 2}, 100, perSec)
+	want := "done 100 · pending 900 · in flight 100 · dead 2 · 50.0 hosts/s · ETA 20s"
+	if got != want {
+		t.Errorf("progressLine = %q, want %q", got, want)
+	}
+	var buf bytes.Buffer
+	lw := &lineWriter{w: &buf}
+	lw.draw("p1")
+	lw.Write([]byte("log\n"))
+	lw.draw("p2")
+	lw.clear()
+	if want := "\r\033[Kp1\r\033[Klog\n\r\033[Kp2\r\033[K"; buf.String() != want {
+		t.Errorf("lineWriter wrote %q, want %q", buf.String(), want)
+	}
+}
