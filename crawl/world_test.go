@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,7 +31,6 @@ import (
 // crawlRun is one crawl of a world: the crawler, its limiter, what it
 // dialed and wrote.
 type crawlRun struct {
-	world   *crawltest.World
 	rate    float64
 	burst   int
 	out     bytes.Buffer
@@ -43,6 +43,7 @@ type crawlRun struct {
 	// and waiting for the batch to be written.
 	done               []time.Duration // when each host was done, since the start
 	probeTime, addTime map[string]time.Duration
+	maxTime            map[string]time.Duration
 	count              map[string]int
 }
 
@@ -56,8 +57,10 @@ func (r *crawlRun) time(res *crawl.Result, probe, add time.Duration) {
 	defer r.mu.Unlock()
 	if r.count == nil {
 		r.probeTime, r.addTime, r.count = make(map[string]time.Duration), make(map[string]time.Duration), make(map[string]int)
+		r.maxTime = make(map[string]time.Duration)
 	}
 	r.probeTime[key] += probe
+	r.maxTime[key] = max(r.maxTime[key], probe)
 	r.addTime[key] += add
 	r.count[key]++
 }
@@ -77,8 +80,8 @@ func (r *crawlRun) logTimes(tb testing.TB) {
 			r.done[n*99/100].Round(time.Millisecond), r.done[n-1].Round(time.Millisecond))
 	}
 	for _, k := range keys {
-		tb.Logf("%6d × %-60s probe %8.1fs (%5.2fs each) batch wait %6.1fs", r.count[k], k,
-			r.probeTime[k].Seconds(), r.probeTime[k].Seconds()/float64(r.count[k]), r.addTime[k].Seconds())
+		tb.Logf("%6d × %-55s probe %8.1fs (%5.2fs each, max %5.2fs) batch wait %6.1fs", r.count[k], k,
+			r.probeTime[k].Seconds(), r.probeTime[k].Seconds()/float64(r.count[k]), r.maxTime[k].Seconds(), r.addTime[k].Seconds())
 	}
 }
 
@@ -94,8 +97,21 @@ type crawlOptions struct {
 // crawlWorld probes every seed of w with o.workers goroutines, through a
 // real limiter, a batcher and a JSON sink, as `spyder run` does.
 func crawlWorld(tb testing.TB, w *crawltest.World, o crawlOptions) *crawlRun {
+	return crawlTarget(tb, target{w.Resolver, w.Dial, w.RootCAs, w.Seeds}, o)
+}
+
+// target is what a crawl needs of a world, wherever it runs.
+type target struct {
+	Resolver string
+	Dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	RootCAs  *x509.CertPool
+	Seeds    []string
+}
+
+// crawlTarget is crawlWorld for any target.
+func crawlTarget(tb testing.TB, w target, o crawlOptions) *crawlRun {
 	tb.Helper()
-	run := &crawlRun{world: w, rate: o.rate, burst: o.burst}
+	run := &crawlRun{rate: o.rate, burst: o.burst}
 	workers, keep, mod := o.workers, o.keep, o.mod
 	lim := limiter.New(run.rate, run.burst)
 	defer lim.Close()
