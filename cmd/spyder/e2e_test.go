@@ -466,3 +466,42 @@ func TestE2E_FleetMetricsAndSignal(t *testing.T) {
 		t.Errorf("no shutdown_cleanup line after SIGTERM:\n%s", p.log())
 	}
 }
+
+// TestE2E_SecondSignalExitsAtOnce sends Ctrl-C twice while hosts hang: the
+// process ends at once instead of waiting for the grace period, and the
+// next run still finishes every host.
+func TestE2E_SecondSignalExitsAtOnce(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 80, Seed: 20, SlowFraction: 0.5})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "spyder.db")
+	out1, out2 := filepath.Join(dir, "run1.jsonl"), filepath.Join(dir, "run2.jsonl")
+	wargs := worldArgs(t, w)
+	p := startSpyder(t, append([]string{"run", "--db", db, "--domains", mustDomains(t, w.Seeds), "--out", out1, "--grace", "1m"}, wargs...)...)
+	waitFor(t, 30*time.Second, "the first run to write output", func() bool {
+		return len(mustReadBatches(t, out1).Probes) >= 10
+	})
+	p.cmd.Process.Signal(syscall.SIGINT)
+	waitFor(t, 10*time.Second, "the shutdown line", func() bool { return len(logLines(p.log(), "shutdown")) > 0 })
+	p.cmd.Process.Signal(syscall.SIGINT)
+	start := time.Now()
+	err := p.wait(t, 20*time.Second)
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("second SIGINT took %v to end the process, want at once", time.Since(start))
+	}
+	if err == nil {
+		t.Errorf("process interrupted twice exited 0; want the signal's status")
+	}
+	p2 := startSpyder(t, append([]string{"run", "--db", db, "--out", out2}, wargs...)...)
+	if err := p2.wait(t, 90*time.Second); err != nil {
+		t.Fatalf("run after two interrupts: %v\n%s", err, p2.log())
+	}
+	all := mustReadBatches(t, out1, out2)
+	checkEdges(t, w, all.Edges)
+	counts := probeCounts(all.Probes)
+	for _, h := range w.Seeds {
+		if counts[h] == 0 {
+			t.Errorf("host %s never written", h)
+		}
+	}
+}

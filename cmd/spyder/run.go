@@ -228,6 +228,10 @@ func runAction(c *cli.Context) error {
 	if st, err := b.q.Stats(ctx); err == nil {
 		w.seen.Store(st.Seen)
 		m.observeQueue(st)
+		if !fleet && st.Pending == 0 && st.Processing == 0 {
+			log.Warn("nothing_to_do", "queue", b.name, "dead", st.Dead,
+				"note", "nothing is pending: give --domains, or see `spyder queue dead list`")
+		}
 	}
 	watchDone := make(chan struct{})
 	watchCtx, stopWatch := context.WithCancel(bg)
