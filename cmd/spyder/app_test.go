@@ -180,6 +180,10 @@ func TestApp_BadBackend(t *testing.T) {
 		{"Locked", []string{"queue", "stats", "--db", locked}, locked + " is locked by another process"},
 		{"NotBolt", []string{"run", "--db", notBolt, "--domains", mustDomains(t, []string{"a.com"})}, notBolt + " is not a bbolt database"},
 		{"Directory", []string{"queue", "stats", "--db", t.TempDir()}, "is a directory, not a bbolt file"},
+		{"CAFileMissing", []string{"run", "--db", filepath.Join(t.TempDir(), "x.db"), "--ca-file", "/nonexistent/ca.pem"}, "--ca-file /nonexistent/ca.pem: no such file"},
+		{"CAFileNotPEM", []string{"run", "--db", filepath.Join(t.TempDir(), "x.db"), "--ca-file", notBolt}, "holds no PEM certificate"},
+		{"BadFormat", []string{"run", "--format", "xml"}, `--format "xml": want batch or edges`},
+		{"BadIngest", []string{"run", "--ingest", "ftp://x"}, `--ingest "ftp://x": want an http:// or https:// URL`},
 		{"MissingForStats", []string{"queue", "stats", "--db", filepath.Join(t.TempDir(), "none.db")}, "none.db does not exist"},
 	}
 	for _, tt := range tests {

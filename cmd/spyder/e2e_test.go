@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"spyder/crawl"
 	"spyder/crawl/crawltest"
 	"spyder/store/redisstore/redistest"
 )
@@ -47,6 +49,13 @@ func TestE2E_StandaloneEqualsExpected(t *testing.T) {
 		if want, ok := w.PageOutcome[pr.Host]; ok && pageOutcome(pr) != want {
 			t.Errorf("%s: page outcome %q, want %q (%s)", pr.Host, pageOutcome(pr), want, w.Describe(pr.Host))
 		}
+	}
+	// The world's CA is not handed to the process (crawltest keeps it in a
+	// CertPool), so every certificate is recorded unverified.
+	certs := slices.Clone(got.Certs)
+	slices.SortFunc(certs, func(a, b crawl.CertNode) int { return strings.Compare(a.SPKISHA256, b.SPKISHA256) })
+	if diff := cmp.Diff(w.Certs, certs, cmpopts.IgnoreFields(crawl.CertNode{}, "Verified")); diff != "" {
+		t.Errorf("certificate nodes differ from World.Certs (-want +got):\n%s", diff)
 	}
 	if refused := w.Refused(); len(refused) > 0 {
 		t.Errorf("spyder dialed %d addresses outside the world, e.g. %v", len(refused), refused[0])
