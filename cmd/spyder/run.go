@@ -197,6 +197,14 @@ func runAction(c *cli.Context) error {
 		return fmt.Errorf("crawler: %w", err)
 	}
 
+	if addr := c.String("metrics-addr"); addr != "" {
+		stop, err := serveMetrics(ctx, addr, m, b.q, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+
 	// Output.
 	out, err := openOutputs(c, b, log, m)
 	if err != nil {
@@ -209,14 +217,6 @@ func runAction(c *cli.Context) error {
 		return fmt.Errorf("%s: %w", b.name, err)
 	}
 	batcher := crawl.NewBatcher(countingSink{out.sink, m}, seen, crawl.BatcherConfig{ProbeID: cfg.ProbeID, RunID: cfg.RunID})
-
-	if addr := c.String("metrics-addr"); addr != "" {
-		stop, err := serveMetrics(ctx, addr, m, b.q, log)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
 
 	w := &loop{
 		q: b.q, probe: crawler, out: batcher, log: log, m: m,
