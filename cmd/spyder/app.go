@@ -136,12 +136,13 @@ func newLogger(c *cli.Context, w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(w, opts)), nil
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	if lw, ok := w.(*lineWriter); ok {
-		w = lw.w
+// isTerminal reports whether f (an *os.File, possibly behind the progress
+// line's writer) is a character device: a terminal.
+func isTerminal(x any) bool {
+	if lw, ok := x.(*lineWriter); ok {
+		x = lw.w
 	}
-	f, ok := w.(*os.File)
+	f, ok := x.(*os.File)
 	if !ok {
 		return false
 	}

@@ -81,6 +81,11 @@ func TestApp_BadDomainsFile(t *testing.T) {
 		{"Binary", mustFile(t, "garbage.bin", garbage), "garbage.bin looks binary"},
 		{"NoValidHost", mustFile(t, "ips.txt", []byte("1.2.3.4\nlocalhost\n")), "ips.txt: none of its 2 host lines is a valid host"},
 	}
+	if os.Getuid() != 0 { // root reads anything
+		p := mustFile(t, "secret.txt", []byte("a.com\n"))
+		os.Chmod(p, 0)
+		tests = append(tests, struct{ name, path, want string }{"Unreadable", p, "secret.txt: permission denied"})
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

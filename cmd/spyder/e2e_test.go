@@ -514,3 +514,22 @@ func TestE2E_SecondSignalExitsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRun_Standalone times the built binary crawling a fast world of
+// 2,000 hosts on a bbolt file (seeding, crawl, output), and reports hosts/s.
+func BenchmarkRun_Standalone(b *testing.B) {
+	w := crawltest.Start(b, crawltest.Options{Hosts: 2000, Seed: 31})
+	domains := mustDomains(b, w.Seeds)
+	wargs := worldArgs(b, w)
+	mustBinary(b)
+	b.ResetTimer()
+	for range b.N {
+		dir := b.TempDir()
+		p := startSpyder(b, append([]string{"run", "--db", filepath.Join(dir, "s.db"), "--domains", domains,
+			"--out", filepath.Join(dir, "out.jsonl"), "--log-level", "info"}, wargs...)...)
+		if err := p.wait(b, 5*time.Minute); err != nil {
+			b.Fatalf("spyder run: %v\n%s", err, p.log())
+		}
+	}
+	b.ReportMetric(float64(len(w.Seeds)*b.N)/b.Elapsed().Seconds(), "hosts/s")
+}

@@ -108,6 +108,9 @@ func queueSeed(c *cli.Context) error {
 	}
 	files := c.Args().Slice()
 	if len(files) == 0 {
+		if isTerminal(os.Stdin) {
+			return usagef("queue seed: name a file of hosts, or pipe them in: spyder queue seed list.txt")
+		}
 		files = []string{"-"}
 	}
 	b, err := openBackend(c.Context, c, false)
