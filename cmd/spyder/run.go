@@ -24,7 +24,7 @@ import (
 
 // Defaults of `spyder run`.
 const (
-	defaultConcurrency = 256
+	defaultConcurrency = crawl.DefaultWorkers // the crawl package measured it
 	defaultGrace       = 30 * time.Second
 	defaultMaxDomains  = 1_000_000
 	defaultRunID       = "default"
