@@ -533,3 +533,41 @@ func BenchmarkRun_Standalone(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(w.Seeds)*b.N)/b.Elapsed().Seconds(), "hosts/s")
 }
+
+// TestE2E_Continuous crawls discovered hosts too: the queue stops growing
+// at --max-domains, every host it holds is probed once, and the output is
+// exactly what the world expects of a probe of those hosts.
+func TestE2E_Continuous(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 200, Seed: 25})
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "spyder.db"), filepath.Join(dir, "out.jsonl")
+	p := startSpyder(t, append([]string{"run", "--db", db, "--domains", mustDomains(t, w.Seeds[:20]), "--out", out,
+		"--continuous", "--max-domains", "120"}, worldArgs(t, w)...)...)
+	if err := p.wait(t, 90*time.Second); err != nil {
+		t.Fatalf("spyder run --continuous: %v\n%s", err, p.log())
+	}
+	got := mustReadBatches(t, out)
+	counts := probeCounts(got.Probes)
+	var probed []string
+	for h, n := range counts {
+		probed = append(probed, h)
+		if n != 1 {
+			t.Errorf("host %s written %d times, want 1", h, n)
+		}
+	}
+	if len(probed) != 120 {
+		t.Errorf("probed %d hosts, want --max-domains 120", len(probed))
+	}
+	want, outcomes := w.ExpectedFor(probed)
+	wantSet, _ := edgeSet(want)
+	gotSet, _ := edgeSet(got.Edges)
+	if diff := cmp.Diff(wantSet, gotSet); diff != "" {
+		t.Errorf("edges differ from World.ExpectedFor(probed hosts) (-want +got):\n%s", diff)
+	}
+	for _, pr := range got.Probes {
+		if o, ok := outcomes[pr.Host]; ok && pageOutcome(pr) != o {
+			t.Errorf("%s: page outcome %q, want %q", pr.Host, pageOutcome(pr), o)
+		}
+	}
+}
