@@ -453,7 +453,10 @@ func TestE2E_FleetMetricsAndSignal(t *testing.T) {
 	var metrics string
 	waitFor(t, 10*time.Second, "metrics to count every host", func() bool {
 		_, metrics = get("/metrics")
-		return strings.Contains(metrics, fmt.Sprintf("spyder_acked_total %d", len(w.Seeds)))
+		// The queue gauges are polled every second: wait for a poll after
+		// the last ack too.
+		return strings.Contains(metrics, fmt.Sprintf("spyder_acked_total %d", len(w.Seeds))) &&
+			strings.Contains(metrics, `spyder_queue_items{state="processing"} 0`)
 	})
 	for _, want := range []string{`spyder_hosts_total{outcome="ok"}`, `spyder_edges_total{type="RESOLVES_TO"}`,
 		`spyder_queue_items{state="pending"} 0`, `spyder_queue_items{state="seen"} 50`, "spyder_limiter_waits_total",
