@@ -56,6 +56,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand: true,
 		Commands:        []*cli.Command{runCommand(), queueCommand()},
 		OnUsageError:    onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown command %q (see spyder --help)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
 	}
 	return app
 }

@@ -230,6 +230,12 @@ func TestApp_ConfigAndEnv(t *testing.T) {
 	if _, _, err := tryApp(t.Context(), "queue", "stats", "--config", filepath.Join(t.TempDir(), "nope.yaml")); err == nil || !strings.Contains(err.Error(), "config file") {
 		t.Errorf("missing --config file: error %v, want one naming it", err)
 	}
+	if _, _, err := tryApp(t.Context(), "frobnicate"); err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: %v, want a usage error naming it", err)
+	}
+	if out := runApp(t); !strings.Contains(out, "queue") || !strings.Contains(out, "run") {
+		t.Errorf("spyder with no command printed %q, want the help", out)
+	}
 	if out := runApp(t, "--version"); !strings.Contains(out, crawl.Version) {
 		t.Errorf("--version printed %q, want %s", out, crawl.Version)
 	}
