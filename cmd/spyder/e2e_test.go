@@ -170,7 +170,7 @@ func TestE2E_FleetSurvivesSIGKILL(t *testing.T) {
 	w := crawltest.Start(t, crawltest.Options{Hosts: 600, Seed: 14, HTTPLatency: 20 * time.Millisecond})
 	addr, key := redistest.Addr(t), redistest.Prefix(t)
 	dir := t.TempDir()
-	backend := []string{"--redis", addr, "--queue-key", key, "--lease", "3s"}
+	backend := []string{"--redis", addr, "--queue-key", key, "--lease", "3s", "--fleet-limiter"}
 	wargs := worldArgs(t, w)
 	var outs []string
 	var procs []*proc
@@ -344,39 +344,55 @@ func TestE2E_IngestOutage(t *testing.T) {
 			}
 		}
 	})
-	t.Run("WholeRun", func(t *testing.T) {
-		t.Parallel()
-		w := crawltest.Start(t, crawltest.Options{Hosts: 150, Seed: 17})
-		var down atomic.Bool
-		down.Store(true)
-		srv, url := startIngest(t, down.Load)
-		db := filepath.Join(t.TempDir(), "spyder.db")
-		wargs := worldArgs(t, w)
-		p := startSpyder(t, append([]string{"run", "--db", db, "--domains", mustDomains(t, w.Seeds), "--ingest", url,
-			"--ingest-retries", "1", "--ingest-timeout", "2s"}, wargs...)...)
-		if err := p.wait(t, 90*time.Second); err != nil {
-			t.Fatalf("spyder run with the endpoint down: %v\n%s", err, p.log())
+	for _, fleet := range []bool{false, true} {
+		name := "WholeRun"
+		if fleet {
+			name = "WholeRunRedis"
 		}
-		if got, _ := srv.snapshot(); got.Lines > 0 {
-			t.Fatalf("endpoint accepted %d batches while down", got.Lines)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testIngestDownWholeRun(t, fleet)
+		})
+	}
+}
+
+// testIngestDownWholeRun crawls with the endpoint down for the whole run
+// (every batch spooled in the store: the bbolt file, or Redis for a fleet),
+// then runs again with it up: the spool is delivered, each host once.
+func testIngestDownWholeRun(t *testing.T, fleet bool) {
+	w := crawltest.Start(t, crawltest.Options{Hosts: 150, Seed: 17})
+	var down atomic.Bool
+	down.Store(true)
+	srv, url := startIngest(t, down.Load)
+	backend := []string{"--db", filepath.Join(t.TempDir(), "spyder.db")}
+	if fleet {
+		backend = []string{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t), "--exit-when-empty"}
+	}
+	wargs := append(worldArgs(t, w), backend...)
+	p := startSpyder(t, append([]string{"run", "--domains", mustDomains(t, w.Seeds), "--ingest", url,
+		"--ingest-retries", "1", "--ingest-timeout", "2s"}, wargs...)...)
+	if err := p.wait(t, 90*time.Second); err != nil {
+		t.Fatalf("spyder run with the endpoint down: %v\n%s", err, p.log())
+	}
+	if got, _ := srv.snapshot(); got.Lines > 0 {
+		t.Fatalf("endpoint accepted %d batches while down", got.Lines)
+	}
+	if len(logLines(p.log(), "ingest_spooled")) != 1 {
+		t.Errorf("the run did not log ingest_spooled once at exit:\n%s", p.log())
+	}
+	down.Store(false)
+	p2 := startSpyder(t, append([]string{"run", "--ingest", url}, wargs...)...)
+	if err := p2.wait(t, 60*time.Second); err != nil {
+		t.Fatalf("second run: %v\n%s", err, p2.log())
+	}
+	got, _ := srv.snapshot()
+	checkEdges(t, w, got.Edges)
+	counts := probeCounts(got.Probes)
+	for _, h := range w.Seeds {
+		if counts[h] != 1 {
+			t.Errorf("host %s delivered %d times, want 1", h, counts[h])
 		}
-		if len(logLines(p.log(), "ingest_spooled")) != 1 {
-			t.Errorf("the run did not log ingest_spooled once at exit:\n%s", p.log())
-		}
-		down.Store(false)
-		p2 := startSpyder(t, append([]string{"run", "--db", db, "--ingest", url}, wargs...)...)
-		if err := p2.wait(t, 60*time.Second); err != nil {
-			t.Fatalf("second run: %v\n%s", err, p2.log())
-		}
-		got, _ := srv.snapshot()
-		checkEdges(t, w, got.Edges)
-		counts := probeCounts(got.Probes)
-		for _, h := range w.Seeds {
-			if counts[h] != 1 {
-				t.Errorf("host %s delivered %d times, want 1", h, counts[h])
-			}
-		}
-	})
+	}
 }
 
 // TestE2E_StandaloneCrashResume kills a standalone run with SIGKILL: the
