@@ -8,16 +8,23 @@ import (
 )
 
 // batcher coalesces concurrent calls of one operation into few round trips:
-// each of a few loops takes the first waiting call, adds whatever else is
-// already waiting (up to a weight limit), runs them as one script call and
-// hands each caller its own result. Under load a batch grows to the number of
-// callers waiting; a lone caller pays no extra latency, since nothing waits
-// for a timer.
+// each of a few loops takes the calls waiting (up to a weight limit), runs
+// them as one script call and hands each caller its own result. Under load a
+// batch grows to the number of callers waiting; a lone caller pays no extra
+// latency, since nothing waits for a timer.
+//
+// Callers queue under a mutex and wait on their own channel only: nothing
+// every caller selects on is shared, which with hundreds of callers costs
+// more than the round trips it batches.
 type batcher[Req, Res any] struct {
-	calls  chan *call[Req, Res]
 	weight func(Req) int
 	limit  int
 	run    func(ctx context.Context, reqs []Req) ([]Res, error)
+
+	mu     sync.Mutex
+	queue  []*call[Req, Res]
+	closed bool
+	wake   chan struct{} // a call was queued into an empty queue
 	stop   chan struct{}
 	wg     sync.WaitGroup
 }
@@ -47,10 +54,10 @@ type result[Res any] struct {
 func newBatcher[Req, Res any](loops, limit int, weight func(Req) int,
 	run func(ctx context.Context, reqs []Req) ([]Res, error)) *batcher[Req, Res] {
 	b := &batcher[Req, Res]{
-		calls:  make(chan *call[Req, Res], 1024),
 		weight: weight,
 		limit:  limit,
 		run:    run,
+		wake:   make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 	}
 	for range loops {
@@ -59,19 +66,26 @@ func newBatcher[Req, Res any](loops, limit int, weight func(Req) int,
 	return b
 }
 
-// do runs req in some batch and returns its result. When ctx ends or the
-// batcher stops before a loop took the call, it returns ctx's error or
-// errStopped and req is not run; once taken, do waits for the outcome (one
-// round trip, bounded by the client's timeouts).
+// do runs req in some batch and returns its result. When ctx ends before a
+// loop took the call, it returns ctx's error and req is not run; once taken,
+// do waits for the outcome (one round trip, bounded by the client's
+// timeouts). After close it returns errStopped.
 func (b *batcher[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
 	c := &call[Req, Res]{req: req, done: make(chan result[Res], 1)}
 	var zero Res
-	select {
-	case b.calls <- c:
-	case <-ctx.Done():
-		return zero, ctx.Err()
-	case <-b.stop:
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
 		return zero, errStopped
+	}
+	b.queue = append(b.queue, c)
+	first := len(b.queue) == 1
+	b.mu.Unlock()
+	if first {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
 	}
 	select {
 	case r := <-c.done:
@@ -80,41 +94,44 @@ func (b *batcher[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
 		if c.state.CompareAndSwap(callWaiting, callAbandoned) {
 			return zero, ctx.Err()
 		}
-	case <-b.stop:
-		if c.state.CompareAndSwap(callWaiting, callAbandoned) {
-			return zero, errStopped
-		}
 	}
 	r := <-c.done
 	return r.res, r.err
 }
 
-func (b *batcher[Req, Res]) loop() {
+// take removes the calls of the next batch from the queue.
+func (b *batcher[Req, Res]) take() []*call[Req, Res] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var batch []*call[Req, Res]
-	for {
-		batch = batch[:0]
-		w := 0
-		take := func(c *call[Req, Res]) {
-			if c.state.CompareAndSwap(callWaiting, callTaken) {
-				batch = append(batch, c)
-				w += b.weight(c.req)
-			}
+	w, i := 0, 0
+	for ; i < len(b.queue) && w < b.limit; i++ {
+		c := b.queue[i]
+		if c.state.CompareAndSwap(callWaiting, callTaken) {
+			batch = append(batch, c)
+			w += b.weight(c.req)
 		}
+	}
+	rest := copy(b.queue, b.queue[i:])
+	clear(b.queue[rest:])
+	b.queue = b.queue[:rest]
+	if rest > 0 {
+		select { // more for the next loop (or this one, next time round)
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+	return batch
+}
+
+func (b *batcher[Req, Res]) loop() {
+	for {
 		select {
-		case c := <-b.calls:
-			take(c)
+		case <-b.wake:
 		case <-b.stop:
 			return
 		}
-	more:
-		for w < b.limit {
-			select {
-			case c := <-b.calls:
-				take(c)
-			default:
-				break more
-			}
-		}
+		batch := b.take()
 		if len(batch) == 0 {
 			continue
 		}
@@ -134,8 +151,18 @@ func (b *batcher[Req, Res]) loop() {
 }
 
 // close stops the loops after the batches they are running; calls still
-// waiting get errStopped.
+// queued get errStopped.
 func (b *batcher[Req, Res]) close() {
+	b.mu.Lock()
+	b.closed = true
+	queued := b.queue
+	b.queue = nil
+	b.mu.Unlock()
+	for _, c := range queued { // out of the queue: no loop can take them now
+		if c.state.CompareAndSwap(callWaiting, callAbandoned) {
+			c.done <- result[Res]{err: errStopped}
+		}
+	}
 	close(b.stop)
 	b.wg.Wait()
 }
