@@ -23,7 +23,9 @@
 -- "h<token>" is then answered again instead of acking or leasing twice. It
 -- is "<now> a<ack digits> <seq before> <items leased>": the lease IDs follow
 -- from it, and the items are found again among the leases by deadline. The
--- last 16 outcomes are kept.
+-- last 4096 outcomes are kept: the store's other batch loop goes on calling
+-- while a cut call waits out the client's retry backoff (up to 512 ms), and
+-- a window of 16 was seen to drop the outcome before the retry came.
 local replies, token = KEYS[4], tonumber(ARGV[1])
 local prev = redis.call('HGET', replies, 'h' .. token)
 if prev then
@@ -117,6 +119,6 @@ end
 
 redis.call('HSET', replies, 'h' .. token,
   string.format('%d a%s %d %d', now, table.concat(acks), seq, count))
-redis.call('HDEL', replies, 'h' .. (token - 16))
+redis.call('HDEL', replies, 'h' .. (token - 4096))
 redis.call('PEXPIRE', replies, 600000)
 return out
