@@ -25,7 +25,7 @@ func (s *Store) Stats(ctx context.Context) (queue.Stats, error) {
 			return nil
 		})
 		if !oldest.IsZero() {
-			st.OldestLeaseAge = max(s.now().Sub(oldest), 0)
+			st.OldestLeaseAge = max(s.leaseNow().Sub(oldest), 0)
 		}
 		return err
 	})
@@ -189,7 +189,7 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 				return queue.ErrNotEmpty
 			}
 		}
-		now := s.now()
+		now := s.leaseNow()
 		pending, proc := tx.Bucket(bucketPending), tx.Bucket(bucketProcessing)
 		dead, seen := tx.Bucket(bucketDead), tx.Bucket(bucketSeen)
 		var d counts

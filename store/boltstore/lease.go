@@ -61,7 +61,7 @@ func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queu
 func (s *Store) leaseApply(out *[]queue.Lease, n int, ttl time.Duration) func(*bbolt.Tx) error {
 	return func(tx *bbolt.Tx) error {
 		*out = (*out)[:0]
-		now := s.now()
+		now, wall := s.leaseNow(), s.now()
 		deadline := now.Add(ttl)
 		pending, proc := tx.Bucket(bucketPending), tx.Bucket(bucketProcessing)
 		c := pending.Cursor()
@@ -78,7 +78,7 @@ func (s *Store) leaseApply(out *[]queue.Lease, n int, ttl time.Duration) func(*b
 			d.pending--
 			it, err := queue.DecodeItem(raw)
 			if err != nil {
-				if err := putDead(tx.Bucket(bucketDead), raw, "undecodable item: "+err.Error(), now); err != nil {
+				if err := putDead(tx.Bucket(bucketDead), raw, "undecodable item: "+err.Error(), wall); err != nil {
 					return err
 				}
 				d.dead++
@@ -127,7 +127,7 @@ func (s *Store) Extend(ctx context.Context, l queue.Lease, ttl time.Duration) (q
 		if err != nil {
 			return err
 		}
-		l.Deadline = s.now().Add(ttl)
+		l.Deadline = s.leaseNow().Add(ttl)
 		return proc.Put([]byte(l.ID), procValue(l.Deadline, r.start, r.raw))
 	})
 	if err != nil {
@@ -217,7 +217,7 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 	var res queue.ReclaimResult
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		res = queue.ReclaimResult{}
-		now := s.now()
+		now, wall := s.leaseNow(), s.now()
 		proc := tx.Bucket(bucketProcessing)
 		type expired struct{ id, raw []byte }
 		var todo []expired
@@ -233,7 +233,7 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 		}
 		for _, e := range todo {
 			reason := fmt.Sprintf("lease %s expired", e.id)
-			host, dead, err := s.retryOrBury(tx, e.raw, reason, maxAttempts, now)
+			host, dead, err := s.retryOrBury(tx, e.raw, reason, maxAttempts, wall)
 			if err != nil {
 				return err
 			}

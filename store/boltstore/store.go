@@ -25,6 +25,19 @@
 // items are taken, before the commit: only this process can see the lease
 // (the file is locked), a crash before the commit leaves the items pending,
 // and every later call on the lease runs after that commit.
+//
+// # Clocks
+//
+// Lease deadlines are wall clock times in the file, so that a reopened file
+// tells which leases expired while no process held it. While the file is
+// open they are measured on a clock anchored at Open: the wall clock read
+// then, plus the time elapsed since on the monotonic clock. A wall clock
+// step during a run (NTP correcting a bad clock, date -s, a VM or laptop
+// resumed from suspend) therefore neither expires the leases in flight,
+// which would make the periodic Reclaim hand every host being probed to a
+// second worker, nor keeps an expired one alive. The file is locked to one
+// process, so no other clock has to agree. Item timestamps ("ts") and death
+// times are read from the wall clock: they are for people, not decisions.
 package boltstore
 
 import (
@@ -55,9 +68,20 @@ type Options struct {
 	// zero means 1s. Open then fails naming the file.
 	Timeout time.Duration
 
-	// Now returns the current time, for lease deadlines, item timestamps and
-	// death times; nil means time.Now. Lease waits use real time regardless.
+	// Now is the wall clock, for item timestamps and death times; nil means
+	// time.Now. Lease deadlines are read from it once, at Open, and then
+	// advance by the time Now reports as elapsed since that reading, which
+	// for time.Now is the monotonic clock: a wall clock step during a run
+	// neither expires nor prolongs a lease (see Clocks in the package doc).
+	// A Now that returns times without a monotonic reading moves leases by
+	// its wall time, as tests that move time by hand want. Lease waits use
+	// real time regardless.
 	Now func() time.Time
+
+	// elapsed, when set (tests only), is the time passed since an arbitrary
+	// origin; it replaces Now's monotonic reading, so a test can step the
+	// wall clock alone.
+	elapsed func() time.Duration
 
 	// NoSync skips fsync on commit. Only for tests: a machine crash may then
 	// lose or corrupt the file.
@@ -69,7 +93,12 @@ type Options struct {
 type Store struct {
 	db   *bbolt.DB
 	path string
-	now  func() time.Time
+	now  func() time.Time // the wall clock
+	// Lease time is t0, the wall clock at Open, plus the time elapsed
+	// since: see leaseNow.
+	t0      time.Time
+	elapsed func() time.Duration // tests only; nil: Now's monotonic reading
+	e0      time.Duration        // elapsed() at Open
 
 	qmu        sync.Mutex
 	queued     *batch        // ops for the next commit
@@ -128,16 +157,33 @@ func Open(path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	s := &Store{
-		db:     db,
-		path:   path,
-		now:    o.Now,
-		kick:   make(chan struct{}, 1),
-		quit:   make(chan struct{}),
-		exited: make(chan struct{}),
-		avail:  make(chan struct{}),
+		db:      db,
+		path:    path,
+		now:     o.Now,
+		t0:      o.Now(),
+		elapsed: o.elapsed,
+		kick:    make(chan struct{}, 1),
+		quit:    make(chan struct{}),
+		exited:  make(chan struct{}),
+		avail:   make(chan struct{}),
+	}
+	if s.elapsed != nil {
+		s.e0 = s.elapsed()
 	}
 	go s.commitLoop()
 	return s, nil
+}
+
+// leaseNow is the clock of lease deadlines and starts: the wall clock read
+// at Open plus the time elapsed since on the monotonic clock. Only this
+// process uses the file while it is open, so its leases need agree with no
+// other clock; at the next Open the anchor is the wall clock again, so the
+// file still tells which leases expired while no process held it.
+func (s *Store) leaseNow() time.Time {
+	if s.elapsed != nil {
+		return s.t0.Add(s.elapsed() - s.e0)
+	}
+	return s.t0.Add(s.now().Sub(s.t0))
 }
 
 // DB returns the underlying database, so other packages can keep their own
