@@ -2,7 +2,12 @@ package redisstore
 
 import (
 	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -13,15 +18,41 @@ import (
 // does not make one huge request.
 const emittedChunk = 5000
 
+// DefaultClaimTTL is how long a key [Emitted.Seen] reported new stays
+// claimed when it is not marked: long enough for a batch to be written to a
+// file or an endpoint, short enough that a probe killed in between holds
+// up the others only briefly.
+const DefaultClaimTTL = 5 * time.Second
+
 // Emitted is the seen set of the crawl's output shared by a fleet: one Redis
 // set per run, {base}:emitted:{run}, whose members are the 16-byte hashes
 // ([crawl.KeyHash]) of the nodes and edges emitted, so memory per key stays
 // small however long the key. The sets have no expiry; delete a run's set
-// when its output is no longer to be deduplicated. It is safe for
-// concurrent use.
+// when its output is no longer to be deduplicated.
+//
+// Several probes write batches at the same time, and many nodes (a shared
+// IP address, certificate or name server) are in several probes' batches.
+// Checking and marking alone would let two probes both find such a node new
+// and both write it. So Seen also claims the keys it reports new, in the
+// hash {base}:emitting:{run} (hash → "<owner> <deadline, Unix ms>"), until
+// Mark or ClaimTTL; a probe whose keys another probe has claimed waits for
+// that probe's Mark (the keys are then seen) instead of writing them too. A
+// batch takes its claims all at once or not at all, so two probes never
+// wait on each other. A claim that outlives ClaimTTL (its probe died
+// between Seen and Mark, or its write was slower) is taken over, and the
+// node may then be written twice: at-least-once, never lost.
+//
+// Each Emitted is one owner: give each [crawl.Batcher] its own. It is safe
+// for concurrent use, but concurrent batches through one Emitted do not
+// wait for each other's claims.
 type Emitted struct {
 	client redis.UniversalClient
 	base   string
+	owner  string
+
+	// ClaimTTL is how long a key reported new stays claimed without a Mark;
+	// NewEmitted sets DefaultClaimTTL.
+	ClaimTTL time.Duration
 }
 
 var _ crawl.Emitted = (*Emitted)(nil)
@@ -29,17 +60,23 @@ var _ crawl.Emitted = (*Emitted)(nil)
 // NewEmitted returns the seen set under base (the queue's base key, so that
 // a hash tag in it keeps the sets in the queue's cluster slot).
 func NewEmitted(client redis.UniversalClient, base string) *Emitted {
-	return &Emitted{client: client, base: base}
+	var id [8]byte
+	rand.Read(id[:])
+	return &Emitted{client: client, base: base, owner: hex.EncodeToString(id[:]), ClaimTTL: DefaultClaimTTL}
 }
 
-func (e *Emitted) key(run string) string { return e.base + ":emitted:" + run }
+func (e *Emitted) key(run string) string    { return e.base + ":emitted:" + run }
+func (e *Emitted) claims(run string) string { return e.base + ":emitting:" + run }
 
-// Seen implements [crawl.Emitted].
+// Seen implements [crawl.Emitted]. It claims the keys it reports unseen
+// (see [Emitted]) and, while another owner's unexpired claim covers any of
+// them, waits, polling, until those are marked or the claim expires, or ctx
+// ends.
 func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, error) {
 	out := make([]bool, 0, len(keys))
 	for start := 0; start < len(keys); start += emittedChunk {
 		chunk := keys[start:min(len(keys), start+emittedChunk)]
-		got, err := e.client.SMIsMember(ctx, e.key(run), hashes(chunk)...).Result()
+		got, err := e.claim(ctx, run, hashes(chunk))
 		if err != nil {
 			return nil, fmt.Errorf("emitted seen: %w", err)
 		}
@@ -48,11 +85,71 @@ func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, 
 	return out, nil
 }
 
-// Mark implements [crawl.Emitted].
+//go:embed emitclaim.lua
+var emitClaimLua string
+
+var emitClaimScript = redis.NewScript(emitClaimLua)
+
+// Poll bounds of a Seen that waits for another owner's claims.
+const (
+	claimPollMin = 2 * time.Millisecond
+	claimPollMax = 50 * time.Millisecond
+)
+
+// claim runs emitclaim.lua on hs until no other owner's claim is in the
+// way, taking claims over once ClaimTTL has passed.
+func (e *Emitted) claim(ctx context.Context, run string, hs []any) ([]bool, error) {
+	ttl := e.ClaimTTL
+	if ttl <= 0 {
+		ttl = DefaultClaimTTL
+	}
+	args := append([]any{e.owner, ttl.Milliseconds(), "0"}, hs...)
+	giveUp := time.Now().Add(ttl)
+	poll := claimPollMin
+	for {
+		if time.Now().After(giveUp) {
+			args[2] = "1"
+		}
+		res, err := emitClaimScript.Run(ctx, e.client, []string{e.key(run), e.claims(run)}, args...).Int64Slice()
+		if err != nil {
+			return nil, err
+		}
+		if len(res) != len(hs) {
+			return nil, fmt.Errorf("%d answers for %d keys", len(res), len(hs))
+		}
+		if !slices.Contains(res, 2) {
+			seen := make([]bool, len(res))
+			for i, r := range res {
+				seen[i] = r == 1
+			}
+			return seen, nil
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		poll = min(2*poll, claimPollMax)
+	}
+}
+
+// Mark implements [crawl.Emitted]: it adds keys to the set and drops their
+// claims, in one transaction.
 func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 	for start := 0; start < len(keys); start += emittedChunk {
-		chunk := keys[start:min(len(keys), start+emittedChunk)]
-		if err := e.client.SAdd(ctx, e.key(run), hashes(chunk)...).Err(); err != nil {
+		hs := hashes(keys[start:min(len(keys), start+emittedChunk)])
+		fields := make([]string, len(hs))
+		for i, h := range hs {
+			fields[i] = string(h.([]byte))
+		}
+		_, err := e.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.SAdd(ctx, e.key(run), hs...)
+			p.HDel(ctx, e.claims(run), fields...)
+			return nil
+		})
+		if err != nil {
 			return fmt.Errorf("emitted mark: %w", err)
 		}
 	}

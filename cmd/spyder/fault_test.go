@@ -1,0 +1,533 @@
+package main
+
+// The process-level fault suite of issue 6: real spyder processes, a real
+// redis-server and the simulated internet, broken on purpose. `make test`
+// runs short versions; SPYDER_SOAK=1 (make soak) the long ones. Kill
+// schedules are random: the seed is logged, and SPYDER_FAULT_SEED replays
+// the same schedule (timing still varies from run to run).
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"spyder/crawl"
+	"spyder/crawl/crawltest"
+	"spyder/store/redisstore/redistest"
+)
+
+// faultSoak reports whether the long versions run (make soak).
+func faultSoak() bool { return os.Getenv("SPYDER_SOAK") != "" }
+
+// faultRand returns the random source of a fault schedule, seeded from
+// SPYDER_FAULT_SEED when set, and logs the seed so a failure can be rerun.
+func faultRand(t *testing.T) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("SPYDER_FAULT_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("SPYDER_FAULT_SEED=%q: want an unsigned integer", s)
+		}
+		seed = n
+	}
+	t.Logf("fault seed %d (rerun the same schedule with SPYDER_FAULT_SEED=%d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, 0x5eed))
+}
+
+// runOut is what one spyder process wrote to its own --out file, and what
+// the queue said about it after it died.
+type runOut struct {
+	name   string
+	path   string
+	p      *proc
+	killed bool
+	lines  []outLine
+	// torn reports that the file ends in a partial line: the process died
+	// inside a write. That batch was never acknowledged, so its hosts are
+	// probed again and its nodes were never marked emitted.
+	torn bool
+	// unacked are hosts this process wrote but did not acknowledge: it was
+	// killed holding their lease (they were still pending or in flight right
+	// after it died), or the queue refused its ack because the lease had
+	// expired (lease_lost). Only these may be written again.
+	unacked map[string]bool
+}
+
+// outLine is one batch line: the hosts whose outcome it holds, and one key
+// per node and edge it holds.
+type outLine struct {
+	hosts []string
+	keys  []string
+}
+
+// read parses the run's output. A partial last line is allowed only of a
+// killed process.
+func (r *runOut) read(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile(r.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.lines, r.torn = nil, false
+	if i := bytes.LastIndexByte(data, '\n'); i < len(data)-1 {
+		if !r.killed {
+			t.Fatalf("%s ends in a partial line though its process exited on its own: %.200q", r.path, data[i+1:])
+		}
+		r.torn, data = true, data[:i+1]
+	}
+	for n, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var b crawl.Batch
+		if err := json.Unmarshal(line, &b); err != nil {
+			t.Fatalf("%s line %d is not a batch: %v: %.200s", r.path, n+1, err, line)
+		}
+		r.lines = append(r.lines, batchKeys(&b))
+	}
+}
+
+// hosts returns every host the run wrote.
+func (r *runOut) hosts() map[string]bool {
+	hs := map[string]bool{}
+	for _, l := range r.lines {
+		for _, h := range l.hosts {
+			hs[h] = true
+		}
+	}
+	return hs
+}
+
+// batchKeys names a batch's hosts, nodes and edges. A probed host's own node
+// (the one with its TXT records) is told apart from the bare node of a host
+// seen only as a target, as the batcher's seen set tells them apart.
+func batchKeys(b *crawl.Batch) outLine {
+	var l outLine
+	probed := map[string]bool{}
+	for _, p := range b.Probes {
+		l.hosts = append(l.hosts, p.Host)
+		probed[p.Host] = true
+	}
+	for _, d := range b.NodesDomain {
+		if probed[d.Host] {
+			l.keys = append(l.keys, "probed-node "+d.Host)
+		} else {
+			l.keys = append(l.keys, "domain-node "+d.Host)
+		}
+	}
+	for _, n := range b.NodesIP {
+		l.keys = append(l.keys, "ip-node "+n.IP)
+	}
+	for _, c := range b.NodesCert {
+		l.keys = append(l.keys, "cert-node "+c.SPKISHA256)
+	}
+	for _, e := range b.Edges {
+		l.keys = append(l.keys, "edge "+e.Type+" "+e.Source+" "+e.Target)
+	}
+	return l
+}
+
+// noteLeaseLost adds to r.unacked the hosts whose lease the process logged
+// as lost (its ack, heartbeat or fail was refused: another worker may have
+// probed them again).
+func (r *runOut) noteLeaseLost() {
+	if r.unacked == nil {
+		r.unacked = map[string]bool{}
+	}
+	for _, l := range logLines(r.p.log(), "lease_lost") {
+		if h, ok := l["host"].(string); ok {
+			r.unacked[h] = true
+		}
+	}
+}
+
+// checkRepeats checks the merged output of runs against what the faults can
+// explain:
+//
+//   - hosts: every write of a host except one was un-acked (runOut.unacked):
+//     a host written by a process that acknowledged it is never written again;
+//   - nodes and edges: the batcher checks the seen set, writes a batch and
+//     only then marks its keys, one batch at a time per process. So the only
+//     batch whose keys may be unmarked is the last complete line of a killed
+//     process (it died between the write and the mark; a torn last line
+//     means it died inside the write, after marking the line before). Every
+//     other emission is marked before anything later is checked: each node
+//     and edge appears at most once outside those lines.
+//
+// It returns how many host writes were repeats.
+func checkRepeats(t *testing.T, runs []*runOut) int {
+	t.Helper()
+	writes := map[string]int{}  // host → lines holding it
+	allowed := map[string]int{} // host → un-acked writes of it
+	type at struct{ run, line int }
+	emitted := map[string][]at{}
+	for ri, r := range runs {
+		for li, l := range r.lines {
+			for _, h := range l.hosts {
+				writes[h]++
+				if r.unacked[h] {
+					allowed[h]++
+				}
+			}
+			for _, k := range l.keys {
+				emitted[k] = append(emitted[k], at{ri, li})
+			}
+		}
+	}
+	repeats := 0
+	var bad []string
+	for h, n := range writes {
+		repeats += n - 1
+		if n-1 > allowed[h] {
+			var where []string
+			for _, r := range runs {
+				if r.hosts()[h] {
+					where = append(where, fmt.Sprintf("%s(killed=%v unacked=%v)", r.name, r.killed, r.unacked[h]))
+				}
+			}
+			bad = append(bad, fmt.Sprintf("%s written %d times, %d of them un-acked: %s", h, n, allowed[h], strings.Join(where, " ")))
+		}
+	}
+	slices.Sort(bad)
+	for i, b := range bad {
+		if i == 20 {
+			t.Errorf("... and %d more hosts", len(bad)-20)
+			break
+		}
+		t.Errorf("host %s", b)
+	}
+	bad = bad[:0]
+	for k, ats := range emitted {
+		confirmed := 0
+		var where []string
+		for _, a := range ats {
+			r := runs[a.run]
+			where = append(where, fmt.Sprintf("%s line %d/%d (killed=%v torn=%v)", r.name, a.line+1, len(r.lines), r.killed, r.torn))
+			if !(r.killed && !r.torn && a.line == len(r.lines)-1) {
+				confirmed++
+			}
+		}
+		if confirmed > 1 {
+			bad = append(bad, fmt.Sprintf("%q emitted %d times, %d of them after the seen set was marked: %s", k, len(ats), confirmed, strings.Join(where, "; ")))
+		}
+	}
+	slices.Sort(bad)
+	for i, b := range bad {
+		if i == 20 {
+			t.Errorf("... and %d more nodes and edges", len(bad)-20)
+			break
+		}
+		t.Errorf("%s", b)
+	}
+	return repeats
+}
+
+// checkAllWritten fails unless the runs together wrote every seed and
+// exactly the world's expected edges.
+func checkAllWritten(t *testing.T, w *crawltest.World, runs []*runOut) {
+	t.Helper()
+	all := readOutputs(t, runs)
+	checkEdges(t, w, all.Edges)
+	counts := probeCounts(all.Probes)
+	missing := 0
+	for _, h := range w.Seeds {
+		if counts[h] == 0 {
+			if missing++; missing <= 20 {
+				t.Errorf("host %s never written (%s)", h, w.Describe(h))
+			}
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d hosts never written", missing, len(w.Seeds))
+	}
+}
+
+// readOutputs reads every run's output like mustReadBatches, leaving out a
+// torn last line.
+func readOutputs(t *testing.T, runs []*runOut) output {
+	t.Helper()
+	var out output
+	for _, r := range runs {
+		data, err := os.ReadFile(r.path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.torn {
+			data = data[:bytes.LastIndexByte(data, '\n')+1]
+		}
+		out.add(t, data, r.path)
+	}
+	return out
+}
+
+// statsJSON is `spyder queue stats --json`.
+type statsJSON struct {
+	Pending    int64 `json:"pending"`
+	Processing int64 `json:"processing"`
+	Dead       int64 `json:"dead"`
+	Seen       int64 `json:"seen"`
+}
+
+func mustQueueStats(t *testing.T, backend ...string) statsJSON {
+	t.Helper()
+	var st statsJSON
+	out := runApp(t, append([]string{"queue", "stats", "--json"}, backend...)...)
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("queue stats --json: %v: %q", err, out)
+	}
+	return st
+}
+
+// checkFinished fails unless every seeded host is done: nothing pending,
+// processing or dead, and all of them seen.
+func checkFinished(t *testing.T, w *crawltest.World, backend ...string) {
+	t.Helper()
+	st := mustQueueStats(t, backend...)
+	if st.Pending != 0 || st.Processing != 0 || st.Dead != 0 || st.Seen != int64(len(w.Seeds)) {
+		t.Errorf("queue stats at the end = %+v, want pending 0, processing 0, dead 0, seen %d", st, len(w.Seeds))
+	}
+}
+
+// openHosts exports the queue and returns the hosts of its pending and of
+// its processing records: the hosts not done.
+func openHosts(t *testing.T, backend ...string) (export string, pending, processing map[string]bool) {
+	t.Helper()
+	export = runApp(t, append([]string{"queue", "export"}, backend...)...)
+	pending, processing = map[string]bool{}, map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(export), "\n") {
+		var r struct {
+			Kind string `json:"kind"`
+			Item struct {
+				Host string `json:"host"`
+			} `json:"item"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("queue export line %q: %v", line, err)
+		}
+		switch r.Kind {
+		case "pending":
+			pending[r.Item.Host] = true
+		case "processing":
+			processing[r.Item.Host] = true
+		}
+	}
+	return export, pending, processing
+}
+
+// killedBySIGKILL reports whether the exited process p died of SIGKILL.
+func killedBySIGKILL(p *proc) bool {
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// afterKill records what the queue holds of a process just killed: the
+// hosts it wrote that are still pending or in flight were not acknowledged.
+// It returns how many there are, and how many hosts are in flight.
+func (r *runOut) afterKill(t *testing.T, backend ...string) (unacked, inFlight int) {
+	t.Helper()
+	r.killed = true
+	r.read(t)
+	_, pending, processing := openHosts(t, backend...)
+	r.noteLeaseLost()
+	for h := range r.hosts() {
+		if pending[h] || processing[h] {
+			r.unacked[h] = true
+			unacked++
+		}
+	}
+	return unacked, len(processing)
+}
+
+// TestFault_SIGKILLStorm_Bolt crawls on one bbolt file with spyder killed
+// by SIGKILL at random moments (while seeding, recovering, probing, writing)
+// and started again each time, with or without --domains, until a run ends
+// on its own. It proves: every host done (nothing pending, in flight or
+// dead), every expected edge written; a host written by a run that
+// acknowledged it is never written again, and a killed run leaves at most
+// --concurrency hosts written but not acknowledged, which the next run
+// hands back at once (lease_recovered); no node or edge is written twice
+// except out of the one batch a killed run may have written without marking.
+func TestFault_SIGKILLStorm_Bolt(t *testing.T) {
+	t.Parallel()
+	hosts, kills := 600, 8
+	if faultSoak() {
+		hosts, kills = 5000, 40
+	}
+	const conc = 32
+	rnd := faultRand(t)
+	w := crawltest.Start(t, crawltest.Options{Hosts: hosts, Seed: 61, HTTPLatency: 10 * time.Millisecond, NoRequestLog: true})
+	dir := t.TempDir()
+	backend := []string{"--db", filepath.Join(dir, "spyder.db")}
+	domains := mustDomains(t, w.Seeds)
+	wargs := worldArgs(t, w)
+	start := time.Now()
+
+	var runs []*runOut
+	seeded, killed, inFlight := false, 0, 0
+	for i := 0; ; i++ {
+		if time.Since(start) > 3*time.Minute {
+			t.Fatalf("no run finished the crawl after %d runs in %v", i, time.Since(start))
+		}
+		r := &runOut{name: fmt.Sprintf("run%02d", i), path: filepath.Join(dir, fmt.Sprintf("run%02d.jsonl", i))}
+		args := []string{"run", "--out", r.path, "--probe", r.name, "--concurrency", strconv.Itoa(conc)}
+		if !seeded || rnd.IntN(3) == 0 {
+			args = append(args, "--domains", domains)
+		}
+		r.p = startSpyder(t, append(append(args, backend...), wargs...)...)
+		runs = append(runs, r)
+		delay := time.Duration(rnd.Int64N(int64(1600 * time.Millisecond)))
+		if killed < kills {
+			select {
+			case <-r.p.done:
+			case <-time.After(delay):
+				r.p.cmd.Process.Signal(syscall.SIGKILL)
+				<-r.p.done
+			}
+		} else if err := r.p.wait(t, 2*time.Minute); err != nil {
+			t.Fatalf("%s: %v\n%s", r.name, err, r.p.log())
+		}
+		seeded = seeded || len(logLines(r.p.log(), "seeded")) > 0
+		if rec := logLines(r.p.log(), "lease_recovered"); len(rec) > 0 {
+			if n, _ := rec[0]["count"].(float64); int(n) != inFlight {
+				t.Errorf("%s recovered %v leases, want the %d the killed runs left in flight", r.name, rec[0]["count"], inFlight)
+			}
+		} else if inFlight > 0 && !killedBySIGKILL(r.p) {
+			t.Errorf("%s did not log lease_recovered though the runs before left %d hosts in flight", r.name, inFlight)
+		}
+		if !killedBySIGKILL(r.p) {
+			if r.p.err != nil {
+				t.Fatalf("%s: %v\n%s", r.name, r.p.err, r.p.log())
+			}
+			r.read(t)
+			r.noteLeaseLost()
+			if stop := logLines(r.p.log(), "stop"); len(stop) > 0 {
+				t.Logf("%s finished: done %v in %v", r.name, stop[0]["done"], stop[0]["elapsed"])
+			}
+			break
+		}
+		killed++
+		var unacked int
+		unacked, inFlight = r.afterKill(t, backend...)
+		t.Logf("%s killed after %v: wrote %d hosts (%d lines, torn=%v), %d of them not acknowledged; %d in flight",
+			r.name, delay.Round(time.Millisecond), len(r.hosts()), len(r.lines), r.torn, unacked, inFlight)
+		if unacked > conc {
+			t.Errorf("%s left %d written hosts unacknowledged, more than --concurrency %d", r.name, unacked, conc)
+		}
+	}
+
+	checkFinished(t, w, backend...)
+	checkAllWritten(t, w, runs)
+	repeats := checkRepeats(t, runs)
+	if repeats > killed*conc {
+		t.Errorf("%d repeated host writes over %d kills, more than kills × --concurrency = %d", repeats, killed, killed*conc)
+	}
+	torn := 0
+	for _, r := range runs {
+		if r.torn {
+			torn++
+		}
+	}
+	t.Logf("%d hosts, %d runs, %d killed, %d repeated host writes, %d torn last lines, %v",
+		hosts, len(runs), killed, repeats, torn, time.Since(start).Round(time.Millisecond))
+}
+
+// TestFault_SIGKILLStorm_Redis runs a fleet of three processes on one Redis
+// queue and kills one of them with SIGKILL at random moments, starting a
+// replacement each time, until the queue is empty. Leases are short (--lease
+// 2s) so a dead process's hosts come back quickly. It proves the same as
+// the bbolt storm: every host done and every expected edge written; a host
+// is written again only after a write whose process was killed holding its
+// lease or lost the lease; a killed process leaves at most --concurrency
+// written hosts unacknowledged; no node or edge appears twice except out of
+// a killed process's last, unmarked batch.
+func TestFault_SIGKILLStorm_Redis(t *testing.T) {
+	t.Parallel()
+	hosts, kills := 600, 6
+	if faultSoak() {
+		hosts, kills = 5000, 30
+	}
+	const conc, fleet = 32, 3
+	rnd := faultRand(t)
+	w := crawltest.Start(t, crawltest.Options{Hosts: hosts, Seed: 62, HTTPLatency: 10 * time.Millisecond, NoRequestLog: true})
+	dir := t.TempDir()
+	backend := []string{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t)}
+	runApp(t, append(append([]string{"queue", "seed"}, backend...), mustDomains(t, w.Seeds))...)
+	wargs := worldArgs(t, w)
+	start := time.Now()
+
+	var runs []*runOut
+	launch := func() *runOut {
+		r := &runOut{name: fmt.Sprintf("probe%02d", len(runs))}
+		r.path = filepath.Join(dir, r.name+".jsonl")
+		// Every lease expiry counts as an attempt; this test expires leases
+		// on purpose, so the poison-host limit is set out of its way.
+		args := []string{"run", "--exit-when-empty", "--out", r.path, "--probe", r.name, "--concurrency", strconv.Itoa(conc),
+			"--lease", "2s", "--max-attempts", "1000"}
+		r.p = startSpyder(t, append(append(args, backend...), wargs...)...)
+		runs = append(runs, r)
+		return r
+	}
+	live := make([]*runOut, fleet)
+	for i := range live {
+		live[i] = launch()
+	}
+	killed := 0
+	for killed < kills {
+		time.Sleep(time.Duration(200+rnd.IntN(1200)) * time.Millisecond)
+		i := rnd.IntN(fleet)
+		v := live[i]
+		v.p.cmd.Process.Signal(syscall.SIGKILL)
+		<-v.p.done
+		if !killedBySIGKILL(v.p) {
+			break // the fleet ran out of work
+		}
+		killed++
+		unacked, _ := v.afterKill(t, backend...)
+		t.Logf("%s killed: wrote %d hosts, %d of them not acknowledged", v.name, len(v.hosts()), unacked)
+		if lost := len(v.unacked) - unacked; unacked > conc {
+			t.Errorf("%s left %d written hosts unacknowledged (plus %d lease_lost), more than --concurrency %d", v.name, unacked, lost, conc)
+		}
+		live[i] = launch()
+	}
+	t.Logf("%d kills done after %v", killed, time.Since(start).Round(time.Millisecond))
+	for _, r := range live {
+		if err := r.p.wait(t, 2*time.Minute); err != nil {
+			t.Fatalf("%s: %v\n%s", r.name, err, r.p.log())
+		}
+		r.read(t)
+		r.noteLeaseLost()
+		if stop := logLines(r.p.log(), "stop"); len(stop) > 0 {
+			t.Logf("%s finished after %v: done %v in %v", r.name, time.Since(start).Round(time.Millisecond), stop[0]["done"], stop[0]["elapsed"])
+		}
+	}
+
+	checkFinished(t, w, backend...)
+	checkAllWritten(t, w, runs)
+	repeats := checkRepeats(t, runs)
+	lost := 0
+	for _, r := range runs {
+		lost += len(logLines(r.p.log(), "lease_lost"))
+	}
+	if repeats > killed*conc+lost {
+		t.Errorf("%d repeated host writes over %d kills and %d lost leases, more than kills × --concurrency + lost = %d", repeats, killed, lost, killed*conc+lost)
+	}
+	t.Logf("%d hosts, %d processes, %d killed, %d lease_lost lines, %d repeated host writes, %v",
+		hosts, len(runs), killed, lost, repeats, time.Since(start).Round(time.Millisecond))
+}
