@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -92,7 +93,14 @@ func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
 	for _, i := range acks {
 		args = append(args, ops[i].ack)
 	}
-	for _, i := range leases {
+	// Callers with the same TTL share one (count, ttl) pair: the script
+	// then makes one deadline per pair, not per caller. Items still come
+	// back in callers' order, which is how they are handed out below.
+	for k, i := range leases {
+		if k > 0 && ops[i].ttlMs == ops[leases[k-1]].ttlMs {
+			args[len(args)-2] = args[len(args)-2].(int) + ops[i].n
+			continue
+		}
 		args = append(args, ops[i].n, ops[i].ttlMs)
 	}
 	v, err := s.run(ctx, "lease/ack", leaseAckScript, []string{s.k.pending, s.k.leases, s.k.leaseSeq, s.replies}, args...)
@@ -110,14 +118,18 @@ func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
 	now := time.UnixMilli(toInt64(reply[0]))
 	var bury []any // finish triples sending undecodable items to dead
 	r, left := -1, 0
-	for k := 1 + len(acks); k+1 < len(reply); k += 2 {
+	for k := 1 + len(acks); k < len(reply); k++ {
 		for left == 0 {
 			r++
 			left = ops[leases[r]].n
 		}
 		left--
 		i := leases[r]
-		id, raw := toString(reply[k]), []byte(toString(reply[k+1]))
+		id, rawStr, ok := strings.Cut(toString(reply[k]), " ")
+		if !ok {
+			return nil, fmt.Errorf("redisstore: lease/ack: malformed lease member %q", toString(reply[k]))
+		}
+		raw := []byte(rawStr)
 		it, err := queue.DecodeItem(raw)
 		if err != nil {
 			bury = append(bury, member(id, raw), "dead", s.deadEntry(raw, nil, "undecodable item: "+err.Error()))

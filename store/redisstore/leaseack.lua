@@ -12,7 +12,8 @@
 -- score the deadline (Unix ms). Lease IDs are "<seq>-<lease start ms>", seq
 -- from the counter, so an ID is never reused.
 --
--- Returns {now, A ack results, id1, item1, id2, item2, ...}. An ack result is
+-- Returns {now, A ack results, member1, member2, ...}: each leased item as
+-- its member, "<lease ID> <item bytes>", for the caller to split. An ack result is
 -- 1 when acked, 0 when the lease was not held (expired and reclaimed, or
 -- acked already); another holder's lease of the same host has another ID and
 -- is never touched. Leased items come oldest first, filling the callers'
@@ -49,14 +50,12 @@ if prev then
       found[deadline] = {}
       for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], deadline, deadline)) do
         local cut = string.find(m, ' ', 1, true)
-        found[deadline][string.sub(m, 1, cut - 1)] = string.sub(m, cut + 1)
+        found[deadline][string.sub(m, 1, cut - 1)] = m
       end
     end
-    local id = (seq + i) .. '-' .. now
-    local raw = found[deadline][id] -- gone only if reclaimed since
-    if raw then
-      out[#out + 1] = id
-      out[#out + 1] = raw
+    local m = found[deadline][string.format('%d-%d', seq + i, now)] -- gone only if reclaimed since
+    if m then
+      out[#out + 1] = m
     end
   end
   return out
@@ -71,19 +70,12 @@ local out = {now}
 local acks = {}
 local nack = tonumber(ARGV[3])
 if nack > 0 then
-  local scores = redis.call('ZMSCORE', KEYS[2], unpack(ARGV, 4, 3 + nack))
-  local held = {}
+  -- One ZREM per lease tells which were held; ZMSCORE first would format
+  -- every score as a string just to test it.
   for i = 1, nack do
-    if scores[i] then
-      acks[i] = 1
-      held[#held + 1] = ARGV[3 + i]
-    else
-      acks[i] = 0
-    end
-    out[#out + 1] = acks[i]
-  end
-  if #held > 0 then
-    redis.call('ZREM', KEYS[2], unpack(held))
+    local held = redis.call('ZREM', KEYS[2], ARGV[3 + i])
+    out[i + 1] = held
+    acks[i] = held == 1 and '1' or '0'
   end
 end
 
@@ -97,22 +89,25 @@ local seq, count = 0, 0
 if items then
   count = #items
   seq = redis.call('INCRBY', KEYS[3], count) - count
-  local suffix = '-' .. now
-  local z = {}
+  -- Numbers are formatted with string.format('%d'): Lua's own
+  -- number-to-string (concatenation, tostring, a number passed to
+  -- redis.call) goes through floating-point printf, several times dearer.
+  local suffix = string.format('-%d ', now)
+  local z, o = {}, #out
   local arg, left = first, tonumber(ARGV[first])
-  local deadline = now + tonumber(ARGV[first + 1])
+  local deadline = string.format('%d', now + tonumber(ARGV[first + 1]))
   for i, raw in ipairs(items) do
     while left == 0 do
       arg = arg + 2
       left = tonumber(ARGV[arg])
-      deadline = now + tonumber(ARGV[arg + 1])
+      deadline = string.format('%d', now + tonumber(ARGV[arg + 1]))
     end
     left = left - 1
-    local id = (seq + i) .. suffix
+    local m = string.format('%d', seq + i) .. suffix .. raw
     z[2 * i - 1] = deadline
-    z[2 * i] = id .. ' ' .. raw
-    out[#out + 1] = id
-    out[#out + 1] = raw
+    z[2 * i] = m
+    out[o + 1] = m
+    o = o + 1
   end
   redis.call('ZADD', KEYS[2], unpack(z))
 end

@@ -71,14 +71,15 @@ func TestLimiter_SetRate(t *testing.T) {
 		t.Fatal("want the burst of 1 then a denial")
 	}
 	// The busy key follows the new rate from its next request: its debt
-	// of one request is now 1ms instead of 1000s, even if that request
-	// must wait.
-	l.SetRate(1000, 2)
+	// of one request is now 50ms instead of 1000s, even if that request
+	// must wait. The rate is slow enough that the denial below holds on a
+	// loaded machine (50ms between two calls), fast enough to wait out.
+	l.SetRate(20, 2)
 	_ = l.Allow("a")
-	time.Sleep(5 * time.Millisecond) // the script reads Redis's clock
+	time.Sleep(150 * time.Millisecond) // the script reads Redis's clock
 	for i := range 2 {
 		if !l.Allow("a") {
-			t.Fatalf("Allow #%d after SetRate(1000, 2) = false, want true", i)
+			t.Fatalf("Allow #%d after SetRate(20, 2) = false, want true", i)
 		}
 	}
 	if l.Allow("a") {

@@ -65,11 +65,12 @@ if #claimed == 0 then
   return out
 end
 local seq = redis.call('INCRBY', KEYS[2], #claimed) - #claimed
-local suffix = '-' .. now
+-- string.format('%d'), not Lua's float formatting (see leaseack.lua).
+local suffix, deadline = string.format('-%d', now), string.format('%d', now + ttl)
 local z = {}
 for i, raw in ipairs(claimed) do
-  local id = (seq + i) .. suffix
-  z[2 * i - 1] = now + ttl
+  local id = string.format('%d', seq + i) .. suffix
+  z[2 * i - 1] = deadline
   z[2 * i] = id .. ' ' .. raw
   out[#out + 1] = id
   out[#out + 1] = raw

@@ -37,13 +37,13 @@ func TestScripts_RetryIsAnsweredNotRerun(t *testing.T) {
 	if diff := cmp.Diff(first, again); diff != "" {
 		t.Errorf("leaseack retried (-first +retry):\n%s", diff)
 	}
-	if len(first) != 7 || first[6] != "x y\n z" {
-		t.Fatalf("leaseack = %q, want now and three (id, item) pairs", first)
+	if len(first) != 4 || first[3] != "3-1000 x y\n z" {
+		t.Fatalf("leaseack = %q, want now and three lease members", first)
 	}
 	if n := c.ZCard(ctx, k.leases).Val(); n != 3 {
 		t.Errorf("ZCARD leases = %d after a retried lease, want 3", n)
 	}
-	m := first[1].(string) + " " + first[2].(string)
+	m := first[1].(string)
 	ack := hot(2, 1, m)
 	if diff := cmp.Diff([]any{int64(1000), int64(1)}, ack); diff != "" {
 		t.Errorf("ack (-want +got):\n%s", diff)
@@ -55,7 +55,7 @@ func TestScripts_RetryIsAnsweredNotRerun(t *testing.T) {
 		t.Errorf("second ack, new token (-want +got):\n%s", diff)
 	}
 
-	m2 := first[3].(string) + " " + first[4].(string)
+	m2 := first[2].(string)
 	fin := func(token int) []any {
 		v, err := finishScript.Run(ctx, c, []string{k.leases, k.pending, k.dead, replies}, token, m2, "pending", "again").Slice()
 		if err != nil {
