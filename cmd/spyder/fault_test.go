@@ -62,6 +62,9 @@ type runOut struct {
 	// after it died), or the queue refused its ack because the lease had
 	// expired (lease_lost). Only these may be written again.
 	unacked map[string]bool
+	// unmarked are hosts whose batch failed after it may have been written
+	// (see noteFailures).
+	unmarked map[string]bool
 }
 
 // outLine is one batch line: the hosts whose outcome it holds, and one key
@@ -141,18 +144,45 @@ func batchKeys(b *crawl.Batch) outLine {
 	return l
 }
 
-// noteLeaseLost adds to r.unacked the hosts whose lease the process logged
-// as lost (its ack, heartbeat or fail was refused: another worker may have
-// probed them again).
-func (r *runOut) noteLeaseLost() {
+// noteFailures reads the process's log for hosts whose write or ack went
+// wrong, which may be probed again: lease_lost (the queue refused an ack,
+// heartbeat or fail because the lease had expired), ack_error (the ack did
+// not reach the queue, so the lease expires), and host_failed, fail_error or
+// item_dead (the result's batch failed: if it was written, its seen-set mark
+// is what failed, so its nodes and edges were never marked).
+func (r *runOut) noteFailures() {
 	if r.unacked == nil {
-		r.unacked = map[string]bool{}
+		r.unacked, r.unmarked = map[string]bool{}, map[string]bool{}
 	}
-	for _, l := range logLines(r.p.log(), "lease_lost") {
-		if h, ok := l["host"].(string); ok {
+	for _, msg := range []string{"lease_lost", "ack_error", "host_failed", "fail_error", "item_dead"} {
+		for _, l := range logLines(r.p.log(), msg) {
+			h, ok := l["host"].(string)
+			if !ok {
+				continue
+			}
 			r.unacked[h] = true
+			if msg != "ack_error" && (msg != "lease_lost" || l["during"] == "fail") {
+				r.unmarked[h] = true
+			}
 		}
 	}
+}
+
+// confirmed reports whether line i of r was marked in the seen set once
+// written: unless it is the last complete line of a killed process (it died
+// between the write and the mark; a torn last line means it died inside the
+// write, after marking the line before), or its batch failed after the
+// write.
+func (r *runOut) confirmed(i int) bool {
+	if r.killed && !r.torn && i == len(r.lines)-1 {
+		return false
+	}
+	for _, h := range r.lines[i].hosts {
+		if r.unmarked[h] {
+			return false
+		}
+	}
+	return true
 }
 
 // checkRepeats checks the merged output of runs against what the faults can
@@ -160,13 +190,13 @@ func (r *runOut) noteLeaseLost() {
 //
 //   - hosts: every write of a host except one was un-acked (runOut.unacked):
 //     a host written by a process that acknowledged it is never written again;
-//   - nodes and edges: the batcher checks the seen set, writes a batch and
-//     only then marks its keys, one batch at a time per process. So the only
-//     batch whose keys may be unmarked is the last complete line of a killed
-//     process (it died between the write and the mark; a torn last line
-//     means it died inside the write, after marking the line before). Every
-//     other emission is marked before anything later is checked: each node
-//     and edge appears at most once outside those lines.
+//   - nodes and edges: the batcher checks the seen set (claiming what is
+//     new, in a fleet), writes a batch and only then marks its keys, one
+//     batch at a time per process. So the only batches whose keys may be
+//     unmarked are the ones runOut.confirmed rules out: the last line of a
+//     killed process, and a batch whose mark failed. Every other emission is
+//     marked before anything later is checked: each node and edge appears at
+//     most once outside those lines.
 //
 // It returns how many host writes were repeats.
 func checkRepeats(t *testing.T, runs []*runOut) int {
@@ -217,7 +247,7 @@ func checkRepeats(t *testing.T, runs []*runOut) int {
 		for _, a := range ats {
 			r := runs[a.run]
 			where = append(where, fmt.Sprintf("%s line %d/%d (killed=%v torn=%v)", r.name, a.line+1, len(r.lines), r.killed, r.torn))
-			if !(r.killed && !r.torn && a.line == len(r.lines)-1) {
+			if r.confirmed(a.line) {
 				confirmed++
 			}
 		}
@@ -345,7 +375,7 @@ func (r *runOut) afterKill(t *testing.T, backend ...string) (unacked, inFlight i
 	r.killed = true
 	r.read(t)
 	_, pending, processing := openHosts(t, backend...)
-	r.noteLeaseLost()
+	r.noteFailures()
 	for h := range r.hosts() {
 		if pending[h] || processing[h] {
 			r.unacked[h] = true
@@ -416,7 +446,7 @@ func TestFault_SIGKILLStorm_Bolt(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", r.name, r.p.err, r.p.log())
 			}
 			r.read(t)
-			r.noteLeaseLost()
+			r.noteFailures()
 			if stop := logLines(r.p.log(), "stop"); len(stop) > 0 {
 				t.Logf("%s finished: done %v in %v", r.name, stop[0]["done"], stop[0]["elapsed"])
 			}
@@ -512,7 +542,7 @@ func TestFault_SIGKILLStorm_Redis(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", r.name, err, r.p.log())
 		}
 		r.read(t)
-		r.noteLeaseLost()
+		r.noteFailures()
 		if stop := logLines(r.p.log(), "stop"); len(stop) > 0 {
 			t.Logf("%s finished after %v: done %v in %v", r.name, time.Since(start).Round(time.Millisecond), stop[0]["done"], stop[0]["elapsed"])
 		}
@@ -530,4 +560,247 @@ func TestFault_SIGKILLStorm_Redis(t *testing.T) {
 	}
 	t.Logf("%d hosts, %d processes, %d killed, %d lease_lost lines, %d repeated host writes, %v",
 		hosts, len(runs), killed, lost, repeats, time.Since(start).Round(time.Millisecond))
+}
+
+// cpuTime returns the CPU time (user and system) process pid has used, from
+// /proc/PID/stat (Linux; USER_HZ is 100 there).
+func cpuTime(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("read CPU time of process %d: %v", pid, err)
+	}
+	// The fields after the command name: state is the first, utime the
+	// 12th and stime the 13th.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(f) < 13 {
+		t.Fatalf("/proc/%d/stat has %d fields after the name", pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// redisOutage stops srv for d, with the fleet's processes running, then
+// starts it again (with its data when it persists, else empty). It fails
+// the test if a process exits meanwhile, burns more than a fifth of a core,
+// logs more than 20 lines a second, or retries leasing more than once a
+// second (it waits leaseRetry, 2s, between tries): workers must back off,
+// not spin. before runs just before the restart.
+func redisOutage(t *testing.T, srv *redistest.Server, runs []*runOut, d time.Duration, before func()) {
+	t.Helper()
+	cpu0 := make([]time.Duration, len(runs))
+	logs0, leaseErrs0 := make([]int, len(runs)), make([]int, len(runs))
+	for i, r := range runs {
+		cpu0[i], logs0[i] = cpuTime(t, r.p.cmd.Process.Pid), strings.Count(r.p.log(), "\n")
+		leaseErrs0[i] = len(logLines(r.p.log(), "lease_error"))
+	}
+	srv.Stop()
+	start := time.Now()
+	time.Sleep(d) // the outage: real time in other processes, nothing to inject
+	elapsed := time.Since(start)
+	for i, r := range runs {
+		select {
+		case <-r.p.done:
+			t.Fatalf("%s exited while Redis was down: %v\n%s", r.name, r.p.err, r.p.log())
+		default:
+		}
+		cpu := cpuTime(t, r.p.cmd.Process.Pid) - cpu0[i]
+		lines := strings.Count(r.p.log(), "\n") - logs0[i]
+		leaseErrs := len(logLines(r.p.log(), "lease_error")) - leaseErrs0[i]
+		t.Logf("%s while Redis was down for %v: %v CPU (%.1f%% of a core), %d log lines, %d of them lease_error",
+			r.name, elapsed.Round(time.Millisecond), cpu, 100*cpu.Seconds()/elapsed.Seconds(), lines, leaseErrs)
+		if cpu > elapsed/5 {
+			t.Errorf("%s used %v of CPU in a %v outage: more than a fifth of a core, a hot loop?", r.name, cpu, elapsed)
+		}
+		if float64(lines) > 20*elapsed.Seconds() {
+			t.Errorf("%s logged %d lines in a %v outage: more than 20 a second\n%s", r.name, lines, elapsed, r.p.log()[len(r.p.log())-2000:])
+		}
+		if leaseErrs == 0 {
+			t.Errorf("%s logged no lease_error: did it notice the outage?", r.name)
+		}
+		if float64(leaseErrs) > 1+elapsed.Seconds() {
+			t.Errorf("%s tried to lease %d times in a %v outage: more than once a second", r.name, leaseErrs, elapsed)
+		}
+	}
+	if before != nil {
+		before()
+	}
+	srv.Restart(t)
+}
+
+// outageWorld is the world of the outage tests: slow enough that the crawl
+// is still going when Redis stops.
+func outageWorld(t *testing.T, seed int64) (*crawltest.World, time.Duration) {
+	hosts, outage := 300, 3500*time.Millisecond
+	if faultSoak() {
+		hosts, outage = 3000, 10*time.Second
+	}
+	return crawltest.Start(t, crawltest.Options{Hosts: hosts, Seed: seed, HTTPLatency: 30 * time.Millisecond, NoRequestLog: true}), outage
+}
+
+// startOutageFleet seeds the queue and starts a probe on it for each of
+// extra, with those flags added.
+func startOutageFleet(t *testing.T, w *crawltest.World, backend []string, extra ...[]string) []*runOut {
+	runApp(t, append(append([]string{"queue", "seed"}, backend...), mustDomains(t, w.Seeds))...)
+	wargs := worldArgs(t, w)
+	dir := t.TempDir()
+	var runs []*runOut
+	for i, ex := range extra {
+		r := &runOut{name: fmt.Sprintf("probe%d", i), path: filepath.Join(dir, fmt.Sprintf("probe%d.jsonl", i))}
+		args := append([]string{"run", "--out", r.path, "--probe", r.name, "--concurrency", "16", "--lease", "3s"}, ex...)
+		r.p = startSpyder(t, append(append(args, backend...), wargs...)...)
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// written returns how many distinct hosts the runs have written so far.
+func written(t *testing.T, runs []*runOut) int {
+	hs := map[string]bool{}
+	for _, r := range runs {
+		r.read(t)
+		for h := range r.hosts() {
+			hs[h] = true
+		}
+	}
+	return len(hs)
+}
+
+// TestFault_RedisOutage stops redis-server in the middle of a fleet crawl
+// (two probes), for 3.5s (10s in soak), and starts it again.
+//
+// Persistent: Redis runs with appendonly/appendfsync always, so it comes
+// back with its data. The probes back off while it is down (CPU and log
+// lines bounded), reconnect, and finish on their own (--exit-when-empty):
+// every host done, every expected edge written, a host written twice only
+// if its ack or batch failed during the outage, and no node or edge twice
+// except out of a batch whose mark failed.
+//
+// RestartedEmpty: Redis has no persistence and comes back empty. The probes
+// keep running (no crash loop) and say the queue lost its state
+// (queue_state_lost); the operator imports the `spyder queue export`
+// snapshot taken before the outage, and the fleet finishes: every host
+// done, the hosts done before the snapshot never written again, and no
+// node or edge written twice within either side of the loss.
+func TestFault_RedisOutage(t *testing.T) {
+	t.Parallel()
+	t.Run("Persistent", func(t *testing.T) {
+		t.Parallel()
+		w, outage := outageWorld(t, 63)
+		srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+		backend := []string{"--redis", srv.Addr, "--queue-key", "{spyder}:queue"}
+		runs := startOutageFleet(t, w, backend, []string{"--exit-when-empty"}, []string{"--exit-when-empty"})
+		waitFor(t, 60*time.Second, "a quarter of the hosts written", func() bool { return written(t, runs) >= len(w.Seeds)/4 })
+		redisOutage(t, srv, runs, outage, nil)
+		for _, r := range runs {
+			if err := r.p.wait(t, 90*time.Second); err != nil {
+				t.Fatalf("%s after the outage: %v\n%s", r.name, err, r.p.log())
+			}
+			r.read(t)
+			r.noteFailures()
+			if len(logLines(r.p.log(), "queue_reachable")) == 0 {
+				t.Errorf("%s did not log queue_reachable after Redis came back", r.name)
+			}
+		}
+		checkFinished(t, w, backend...)
+		checkAllWritten(t, w, runs)
+		repeats := checkRepeats(t, runs)
+		t.Logf("%d hosts, %d repeated host writes after the outage", len(w.Seeds), repeats)
+	})
+	t.Run("RestartedEmpty", func(t *testing.T) {
+		t.Parallel()
+		w, outage := outageWorld(t, 64)
+		srv := redistest.Start(t)
+		backend := []string{"--redis", srv.Addr, "--queue-key", "{spyder}:queue"}
+		// Two fleet probes that run until signalled, and one that exits
+		// when the queue is empty.
+		runs := startOutageFleet(t, w, backend, nil, nil, []string{"--exit-when-empty"})
+		waitFor(t, 60*time.Second, "a quarter of the hosts written", func() bool { return written(t, runs) >= len(w.Seeds)/4 })
+		snapshot, pending, processing := openHosts(t, backend...)
+		snapFile := filepath.Join(t.TempDir(), "snapshot.jsonl")
+		if err := os.WriteFile(snapFile, []byte(snapshot), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doneAtSnapshot := map[string]bool{}
+		for _, h := range w.Seeds {
+			if !pending[h] && !processing[h] {
+				doneAtSnapshot[h] = true
+			}
+		}
+		waitFor(t, 60*time.Second, "half of the hosts written", func() bool { return written(t, runs) >= len(w.Seeds)/2 })
+
+		// Lines written before the restart were checked against the seen
+		// set Redis loses; the ones after, against an empty one.
+		cut := make([]int, len(runs))
+		redisOutage(t, srv, runs, outage, func() {
+			for i, r := range runs {
+				r.read(t)
+				cut[i] = len(r.lines)
+			}
+		})
+		for _, r := range runs {
+			waitFor(t, 30*time.Second, r.name+" to log queue_state_lost", func() bool {
+				return len(logLines(r.p.log(), "queue_state_lost")) > 0
+			})
+		}
+		// The probe that exits when the queue is empty must not take an
+		// emptied queue for a finished crawl.
+		quitter := runs[2]
+		err := quitter.p.wait(t, 30*time.Second)
+		if err == nil || !strings.Contains(quitter.p.log(), "lost its state") {
+			t.Errorf("%s --exit-when-empty on a queue that lost its state: exit %v, want an error saying so\n%s", quitter.name, err, quitter.p.log())
+		}
+		quitter.read(t)
+		quitter.noteFailures()
+		if st := mustQueueStats(t, backend...); st.Seen != 0 {
+			t.Fatalf("Redis came back with %d seen hosts; it was to restart empty", st.Seen)
+		}
+		t.Logf("importing the snapshot: %d hosts done before it, %d pending, %d in flight", len(doneAtSnapshot), len(pending), len(processing))
+		runApp(t, append(append([]string{"queue", "import"}, backend...), snapFile)...)
+		waitFor(t, 90*time.Second, "the fleet to finish after the import", func() bool {
+			st := mustQueueStats(t, backend...)
+			return st.Pending == 0 && st.Processing == 0
+		})
+		for _, r := range runs[:2] {
+			select {
+			case <-r.p.done:
+				t.Fatalf("%s exited before it was signalled: %v\n%s", r.name, r.p.err, r.p.log())
+			default:
+			}
+			r.p.cmd.Process.Signal(syscall.SIGTERM)
+			if err := r.p.wait(t, 60*time.Second); err != nil {
+				t.Fatalf("%s after SIGTERM: %v\n%s", r.name, err, r.p.log())
+			}
+			r.read(t)
+			r.noteFailures()
+		}
+		checkFinished(t, w, backend...)
+		checkAllWritten(t, w, runs)
+		counts := probeCounts(readOutputs(t, runs).Probes)
+		redone := 0
+		for h := range doneAtSnapshot {
+			if counts[h] != 1 {
+				t.Errorf("host %s, done before the snapshot, written %d times, want 1", h, counts[h])
+			}
+		}
+		for _, n := range counts {
+			redone += n - 1
+		}
+		// Each side of the loss is checked on its own: after it every node
+		// and edge may be written once more.
+		var before, after []*runOut
+		for i, r := range runs {
+			b, a := *r, *r
+			b.lines, b.killed = r.lines[:cut[i]], false
+			a.lines = r.lines[cut[i]:]
+			before, after = append(before, &b), append(after, &a)
+		}
+		checkRepeats(t, before)
+		checkRepeats(t, after)
+		t.Logf("%d hosts, %d done before the snapshot, %d host writes repeated after the restore", len(w.Seeds), len(doneAtSnapshot), redone)
+	})
 }

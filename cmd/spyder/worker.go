@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,9 @@ type loop struct {
 
 	seen atomic.Int64 // hosts in the seen set, as last known
 	done atomic.Int64 // hosts acked by this process
+	// seenMax is the largest seen set checkState saw; a smaller one later
+	// means the queue lost its state.
+	seenMax atomic.Int64
 
 	enqMu    sync.Mutex // serialises enqueue
 	mu       sync.Mutex
@@ -100,6 +104,7 @@ func (w *loop) run(ctx context.Context) error {
 // leaseLoop leases while there is room and work, starting one goroutine per
 // leased item.
 func (w *loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, wg *sync.WaitGroup) error {
+	var downSince time.Time // first failed Lease of an outage
 	for {
 		select {
 		case sem <- struct{}{}:
@@ -127,7 +132,10 @@ func (w *loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, wg
 			if errors.Is(err, queue.ErrClosed) {
 				return err
 			}
-			w.log.Warn("lease_error", "err", err)
+			if downSince.IsZero() {
+				downSince = time.Now()
+			}
+			w.log.Warn("lease_error", "err", err, "retry_in", leaseRetry.String())
 			select {
 			case <-time.After(leaseRetry):
 			case <-ctx.Done():
@@ -135,10 +143,20 @@ func (w *loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, wg
 			}
 			continue
 		}
+		if !downSince.IsZero() {
+			w.log.Info("queue_reachable", "down_for", time.Since(downSince).Round(time.Millisecond).String())
+			downSince = time.Time{}
+		}
 		if len(leases) == 0 {
 			if w.exitWhenEmpty && w.inflightLen() == 0 {
 				st, err := w.q.Stats(ctx)
 				if err == nil && st.Pending == 0 && st.Processing == 0 {
+					if most := w.seenMax.Load(); st.Seen < most {
+						// An empty queue that forgot hosts is not a finished
+						// crawl: say so instead of exiting 0.
+						return fmt.Errorf("the queue is empty but lost its state: it has seen %d hosts, %d earlier (Redis restarted without its data?); "+
+							"restore the last `spyder queue export` snapshot with `spyder queue import` and start again", st.Seen, most)
+					}
 					return nil
 				}
 			}
@@ -323,11 +341,13 @@ func clipHosts(hs []string) []string {
 }
 
 // reclaimLoop returns expired leases (of crashed workers) to pending now
-// and then every reclaimEvery.
+// and then every reclaimEvery, and checks that the queue kept its state.
 func (w *loop) reclaimLoop(ctx context.Context) {
 	t := time.NewTicker(w.reclaimEvery)
 	defer t.Stop()
+	var seen int64
 	for {
+		seen = w.checkState(ctx, seen)
 		res, err := w.q.Reclaim(ctx, w.leaseTTL, w.maxAttempts)
 		switch {
 		case ctx.Err() != nil:
@@ -350,4 +370,25 @@ func (w *loop) reclaimLoop(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// checkState logs queue_state_lost when the queue's seen set is smaller than
+// when last checked (seen): spyder never removes a seen host, so the backend
+// lost its data, e.g. Redis restarted without persistence. The probe keeps
+// going on what is left; the line tells the operator to restore a
+// snapshot. It returns the size now (seen when the queue does not answer).
+func (w *loop) checkState(ctx context.Context, seen int64) int64 {
+	st, err := w.q.Stats(ctx)
+	if err != nil {
+		return seen
+	}
+	if st.Seen > w.seenMax.Load() { // only this loop stores it
+		w.seenMax.Store(st.Seen)
+	}
+	if st.Seen < seen {
+		w.log.Error("queue_state_lost", "seen_before", seen, "seen_now", st.Seen, "pending", st.Pending, "processing", st.Processing,
+			"note", "the queue forgot hosts it had seen: Redis lost its data (restarted without persistence?); "+
+				"restore the last `spyder queue export` snapshot with `spyder queue import` (README: When Redis loses its data)")
+	}
+	return st.Seen
 }
