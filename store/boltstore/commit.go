@@ -51,6 +51,10 @@ func (s *Store) enqueue(ctx context.Context, o *op) error {
 		s.qmu.Unlock()
 		return queue.ErrClosed
 	}
+	if e := s.stopped.Load(); e != nil {
+		s.qmu.Unlock()
+		return e
+	}
 	if s.queued == nil {
 		s.queued = &batch{done: make(chan struct{})}
 	}
@@ -123,10 +127,20 @@ func (s *Store) queuedLen() int {
 	return len(s.queued.ops)
 }
 
-// commit runs ops in one transaction and sets each op's err. If the
-// transaction itself fails, each op is retried alone so that one bad op
-// cannot fail the others.
+// commit runs ops in one transaction and sets each op's err. If an op's
+// apply fails, the others are retried one by one so that one bad op cannot
+// fail the others. If the commit itself fails (the file took no write) the
+// store stops: see Open.
 func (s *Store) commit(ops []*op) {
+	if e := s.stopped.Load(); e != nil {
+		for _, o := range ops {
+			if !o.answered {
+				o.err = e
+			}
+		}
+		return
+	}
+	var applyErr error
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		s.batchTx, s.batchD = tx, counts{}
 		defer func() { s.batchTx = nil }()
@@ -139,6 +153,7 @@ func (s *Store) commit(ops []*op) {
 			}
 			o.err = o.apply(tx)
 			if o.err != nil && !errors.Is(o.err, queue.ErrLeaseLost) {
+				applyErr = o.err
 				return o.err
 			}
 			if o.early != nil {
@@ -146,15 +161,26 @@ func (s *Store) commit(ops []*op) {
 				close(o.early)
 			}
 		}
-		return addCounts(tx, s.batchD)
+		applyErr = addCounts(tx, s.batchD)
+		return applyErr
 	})
-	if err != nil {
-		if len(ops) == 1 {
-			ops[0].err = translate(err)
-		} else {
-			for _, o := range ops {
-				s.commit([]*op{o})
+	switch {
+	case err != nil && applyErr == nil:
+		// An answered op's caller has its result already; the store
+		// stopping is what makes later calls on it fail.
+		e := s.stop(err)
+		for _, o := range ops {
+			if !o.answered {
+				o.err = e
 			}
+		}
+		return
+	case err != nil && len(ops) == 1:
+		ops[0].err = translate(err)
+		return
+	case err != nil:
+		for _, o := range ops {
+			s.commit([]*op{o})
 		}
 		return
 	}

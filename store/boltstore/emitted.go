@@ -82,7 +82,7 @@ func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("emitted mark: %w", err)
+		return fmt.Errorf("emitted mark: %w", namingFile(e.db.Path(), err))
 	}
 	return nil
 }

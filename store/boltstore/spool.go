@@ -49,7 +49,7 @@ func (s *Spool) Put(ctx context.Context, data []byte) error {
 		return b.Put(binary.BigEndian.AppendUint64(nil, seq), data)
 	})
 	if err != nil {
-		return fmt.Errorf("spool put: %w", err)
+		return fmt.Errorf("spool put: %w", namingFile(s.db.Path(), err))
 	}
 	return nil
 }
@@ -87,7 +87,7 @@ func (s *Spool) Remove(ctx context.Context, id string) error {
 		return tx.Bucket(bucketSpool).Delete(k)
 	})
 	if err != nil {
-		return fmt.Errorf("spool remove: %w", err)
+		return fmt.Errorf("spool remove: %w", namingFile(s.db.Path(), err))
 	}
 	return nil
 }

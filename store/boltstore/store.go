@@ -44,6 +44,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,6 +110,10 @@ type Store struct {
 	closed     atomic.Bool   // set under qmu
 	once       sync.Once
 
+	// stopped is the error of the first commit the file did not take;
+	// once set, every call returns it (see Open).
+	stopped atomic.Pointer[writeError]
+
 	mu    sync.Mutex
 	avail chan struct{} // closed and replaced when pending grows
 
@@ -123,6 +128,14 @@ type Store struct {
 // committer. It fails with a message naming the file when another process
 // holds it (after Options.Timeout) or when it is not a bbolt database, in
 // which case the file is left as it was.
+//
+// A write the file does not take (disk full, read-only file system, I/O
+// error) stops the store: that call and every later one but Close return an
+// error naming the file and the cause that matches [queue.ErrClosed]. The
+// file keeps the state of the last commit it took; reopen it once the cause
+// is fixed. Stopping, not carrying on, is what keeps the store honest: a
+// Lease is answered before its commit (see Group commit), so after a failed
+// commit this process holds leases the file does not know about.
 func Open(path string, o Options) (*Store, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = time.Second
@@ -227,14 +240,54 @@ func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	return translate(s.db.Update(fn))
+	var applyErr error
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		applyErr = fn(tx)
+		return applyErr
+	})
+	if err != nil && applyErr == nil && !errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+		return s.stop(err)
+	}
+	return translate(err)
 }
 
 func (s *Store) check(ctx context.Context) error {
 	if s.closed.Load() {
 		return queue.ErrClosed
 	}
+	if e := s.stopped.Load(); e != nil {
+		return e
+	}
 	return ctx.Err()
+}
+
+// writeError is a commit the file did not take. It matches
+// [queue.ErrClosed] and the cause.
+type writeError struct {
+	path string
+	err  error
+}
+
+func (e *writeError) Error() string {
+	return "boltstore: " + namingFile(e.path, e.err).Error() + " (the store stopped at its last commit; reopen the file once that is fixed)"
+}
+
+func (e *writeError) Unwrap() []error { return []error{queue.ErrClosed, e.err} }
+
+// namingFile returns err, prefixed with path unless it names it already:
+// bbolt's write errors name the file, its fsync errors do not.
+func namingFile(path string, err error) error {
+	if err == nil || strings.Contains(err.Error(), path) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// stop records a failed commit and returns the error every call returns
+// from now on: the first one's, if another commit failed first.
+func (s *Store) stop(err error) error {
+	s.stopped.CompareAndSwap(nil, &writeError{path: s.path, err: err})
+	return s.stopped.Load()
 }
 
 // translate maps bbolt's errors to the queue's sentinels.
