@@ -24,6 +24,12 @@ import (
 // later batch (harmless, as the output is at-least-once) instead of marking
 // them emitted while they never reached the sink.
 //
+// A batcher writes one batch at a time, so within one process nothing can
+// slip between a check and its mark. Between the probes of a fleet it can:
+// store/redisstore's Seen therefore also claims the keys it reports new
+// until they are marked, and waits for another probe's claim instead of
+// reporting its keys new too.
+//
 // Implementations are safe for concurrent use. store/boltstore and
 // store/redisstore provide the persistent ones; [MemoryEmitted] is for a
 // single process.
