@@ -94,6 +94,8 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "ca-file", Hidden: true, EnvVars: env("CA_FILE"), Usage: "extra root CA PEM file"},
 		&cli.StringFlag{Name: "dial-proxy", Hidden: true, EnvVars: env("DIAL_PROXY"),
 			Usage: "send every connection through this HTTP CONNECT proxy"},
+		// Hidden, for load tests: no env var, so no stray setting fakes a crawl.
+		&cli.BoolFlag{Name: "fake-probe", Hidden: true, Usage: "probe nothing: answer every host with a fixed result (fakeprobe.go)"},
 	}
 	return append(backendFlags(), flags...)
 }
@@ -196,6 +198,11 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawler: %w", err)
 	}
+	var probe prober = crawler
+	if c.Bool("fake-probe") {
+		probe = fakeProbe{probeID: cfg.ProbeID, runID: cfg.RunID, now: time.Now}
+		log.Warn("fake_probe", "note", "no host is contacted: every result is made up (a load test)")
+	}
 
 	if addr := c.String("metrics-addr"); addr != "" {
 		stop, err := serveMetrics(ctx, addr, m, b.q, log)
@@ -219,7 +226,7 @@ func runAction(c *cli.Context) error {
 	batcher := crawl.NewBatcher(countingSink{out.sink, m}, seen, crawl.BatcherConfig{ProbeID: cfg.ProbeID, RunID: cfg.RunID})
 
 	w := &loop{
-		q: b.q, probe: crawler, out: batcher, log: log, m: m,
+		q: b.q, probe: probe, out: batcher, log: log, m: m,
 		concurrency: c.Int("concurrency"), leaseTTL: c.Duration("lease"), maxAttempts: c.Int("max-attempts"),
 		grace: c.Duration("grace"), exitWhenEmpty: !fleet || c.Bool("exit-when-empty"),
 		reclaimEvery: min(c.Duration("lease")/2, 30*time.Second),
