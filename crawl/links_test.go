@@ -82,8 +82,13 @@ func TestApex(t *testing.T) {
 	}
 }
 
+// maxPageLinks is crawl's cap on the link attributes taken from one page.
+const maxPageLinks = 20_000
+
 // FuzzExtractLinks checks that any input yields only normalised, distinct
-// host names and never panics.
+// host names, no more of them than the document has tags (each comes from
+// one link attribute) and never more than the per-page cap, and never
+// panics.
 func FuzzExtractLinks(f *testing.F) {
 	f.Add(`<a href="https://b.org/x">b</a><base href="//c.net/"><img src="rel">`, "https://example.com/")
 	f.Add(`<a href="mailto:x@y.z">`, "http://a.io/p")
@@ -94,7 +99,11 @@ func FuzzExtractLinks(f *testing.F) {
 			return
 		}
 		seen := make(map[string]bool)
-		for _, h := range crawl.ExtractLinks(strings.NewReader(doc), u) {
+		hosts := crawl.ExtractLinks(strings.NewReader(doc), u)
+		if tags := strings.Count(doc, "<"); len(hosts) > tags || len(hosts) > maxPageLinks {
+			t.Fatalf("ExtractLinks returned %d hosts from a document with %d tags (cap %d)", len(hosts), tags, maxPageLinks)
+		}
+		for _, h := range hosts {
 			if seen[h] {
 				t.Fatalf("host %q returned twice", h)
 			}

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -31,8 +32,18 @@ func FuzzNormalizeHost(f *testing.F) {
 		if !isCanonicalHost(got) && !strings.Contains(got, "xn--") {
 			t.Fatalf("NormalizeHost(%q) = %q, which the fast path would not accept", in, got)
 		}
+		if len(got) > 253 {
+			t.Fatalf("NormalizeHost(%q) = %q, %d bytes; want at most 253", in, got, len(got))
+		}
 		if again, err := normalizeHost(got); again != got || err != nil {
 			t.Fatalf("normalizeHost(%q) = %q, %v; want it unchanged (idempotent)", got, again, err)
+		}
+		// The same host written the ways users and pages write it
+		// normalises to the same name.
+		for _, v := range []string{strings.ToUpper(got) + ".", "https://" + got + ":443/p?q#f", "//" + got + "/", " " + got + ":80\n"} {
+			if again, err := NormalizeHost(v); again != got || err != nil {
+				t.Fatalf("NormalizeHost(%q) = %q, %v; want %q (from %q)", v, again, err, got, in)
+			}
 		}
 	})
 }
@@ -72,8 +83,14 @@ func FuzzDecodeItem(f *testing.F) {
 		if err != nil {
 			t.Fatalf("DecodeItem(Encode(DecodeItem(%q))) = %v", raw, err)
 		}
-		if it2.Host != it.Host || it2.TS != it.TS || it2.Attempt != it.Attempt || len(it2.Extra) != len(it.Extra) {
-			t.Fatalf("round trip of %q: %+v became %+v", raw, it, it2)
+		if h, err := NormalizeHost(it.Host); h != it.Host || err != nil {
+			t.Fatalf("DecodeItem(%q).Host = %q, not normalised (NormalizeHost = %q, %v)", raw, it.Host, h, err)
+		}
+		if it.Attempt < 0 {
+			t.Fatalf("DecodeItem(%q).Attempt = %d, want >= 0", raw, it.Attempt)
+		}
+		if diff := cmp.Diff(compacted(t, it), it2); diff != "" {
+			t.Fatalf("round trip of %q changed the item (-decoded +re-decoded):\n%s", raw, diff)
 		}
 		if enc2 := it2.Encode(); !bytes.Equal(enc, enc2) {
 			t.Fatalf("encoding is not a fixed point: %s then %s", enc, enc2)
@@ -120,5 +137,29 @@ func FuzzParseRecord(f *testing.F) {
 			rec.Error != rec2.Error || rec.At != rec2.At || rec.Host != rec2.Host || !bytes.Equal(rec.Raw, rec2.Raw) {
 			t.Fatalf("record changed through a line: %+v became %+v", rec, rec2)
 		}
+		if (rec.Item == nil) != (rec2.Item == nil) {
+			t.Fatalf("record item lost or gained through a line: %+v became %+v", rec, rec2)
+		}
+		if rec.Item != nil {
+			if diff := cmp.Diff(compacted(t, *rec.Item), *rec2.Item); diff != "" {
+				t.Fatalf("record item changed through a line (-parsed +re-parsed):\n%s", diff)
+			}
+		}
 	})
+}
+
+// compacted returns it with its extra values compacted, the form
+// MarshalJSON writes them in.
+func compacted(t *testing.T, it Item) Item {
+	t.Helper()
+	out := it
+	out.Extra = nil
+	for _, f := range it.Extra {
+		var b bytes.Buffer
+		if err := json.Compact(&b, f.Value); err != nil {
+			t.Fatalf("extra field %q of a decoded item is not JSON: %v", f.Name, err)
+		}
+		out.Extra = append(out.Extra, Field{Name: f.Name, Value: b.Bytes()})
+	}
+	return out
 }
