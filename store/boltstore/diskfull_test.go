@@ -48,6 +48,7 @@ type faultLog struct {
 	errs    []string // "OP: message"
 	after   []string // "OP: message" of calls made after the fault
 	lost    []string // hosts whose Ack said the lease was lost
+	bad     []string // other things the workload saw go wrong
 }
 
 func newFaultLog() *faultLog {
@@ -71,6 +72,8 @@ func (l *faultLog) line(s string) {
 		l.errs = append(l.errs, rest)
 	case "after":
 		l.after = append(l.after, rest)
+	case "bad":
+		l.bad = append(l.bad, rest)
 	}
 }
 
@@ -199,6 +202,9 @@ func faultWork(s *boltstore.Store, sp *boltstore.Spool, load faultLoad, say0 fun
 	// and a Lease never hands out an item its commit did not record.
 	ls, err := s.Lease(ctx, 1, time.Hour, 0)
 	say("after lease: " + oneLine(err))
+	if err != nil && (!errors.Is(err, boltstore.ErrWrite) || !errors.Is(err, queue.ErrClosed)) {
+		say("bad Lease() error after the fault does not match ErrWrite and queue.ErrClosed: " + oneLine(err))
+	}
 	if err == nil && len(ls) == 1 {
 		err := s.Ack(ctx, ls[0])
 		if errors.Is(err, queue.ErrLeaseLost) {
@@ -259,6 +265,9 @@ func checkFaultReport(t *testing.T, path string, log *faultLog, cause string) {
 		if !strings.HasSuffix(e, "<nil>") && !strings.Contains(e, path) {
 			t.Errorf("call after the fault: %q, want an error naming %s", e, path)
 		}
+	}
+	for _, b := range log.bad {
+		t.Error(b)
 	}
 	if len(log.lost) > 0 {
 		t.Errorf("Ack() of %d leases said the lease was lost (e.g. %s): Lease handed out items its commit did not record", len(log.lost), log.lost[0])
@@ -480,7 +489,7 @@ func TestStore_FileSizeLimit(t *testing.T) {
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
 				switch op, _, _ := strings.Cut(sc.Text(), " "); op {
-				case "ack", "lost", "spool", "err", "after":
+				case "ack", "lost", "spool", "err", "after", "bad":
 					log.line(sc.Text())
 				default:
 					rest = append(rest, sc.Text())

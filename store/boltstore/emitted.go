@@ -68,7 +68,7 @@ func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := e.db.Update(func(tx *bbolt.Tx) error {
+	err := update(e.db, func(tx *bbolt.Tx) error {
 		b, err := tx.Bucket(bucketEmitted).CreateBucketIfNotExists([]byte(run))
 		if err != nil {
 			return err
@@ -82,7 +82,7 @@ func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("emitted mark: %w", namingFile(e.db.Path(), err))
+		return fmt.Errorf("emitted mark: %w", err)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func (s *Spool) Put(ctx context.Context, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := update(s.db, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketSpool)
 		seq, err := b.NextSequence()
 		if err != nil {
@@ -49,7 +49,7 @@ func (s *Spool) Put(ctx context.Context, data []byte) error {
 		return b.Put(binary.BigEndian.AppendUint64(nil, seq), data)
 	})
 	if err != nil {
-		return fmt.Errorf("spool put: %w", namingFile(s.db.Path(), err))
+		return fmt.Errorf("spool put: %w", err)
 	}
 	return nil
 }
@@ -83,11 +83,11 @@ func (s *Spool) Remove(ctx context.Context, id string) error {
 	if err != nil || len(k) != 8 {
 		return fmt.Errorf("spool remove: bad id %q", id)
 	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = update(s.db, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketSpool).Delete(k)
 	})
 	if err != nil {
-		return fmt.Errorf("spool remove: %w", namingFile(s.db.Path(), err))
+		return fmt.Errorf("spool remove: %w", err)
 	}
 	return nil
 }

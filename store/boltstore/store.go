@@ -240,12 +240,8 @@ func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	var applyErr error
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		applyErr = fn(tx)
-		return applyErr
-	})
-	if err != nil && applyErr == nil && !errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+	err := update(s.db, fn)
+	if errors.Is(err, ErrWrite) {
 		return s.stop(err)
 	}
 	return translate(err)
@@ -261,32 +257,61 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// writeError is a commit the file did not take. It matches
-// [queue.ErrClosed] and the cause.
+// ErrWrite is matched (with errors.Is) by the error of every commit the
+// file did not take, from the [Store], a [Spool] or [Emitted]: the disk is
+// full, the file system read-only, the device failing. Doing the same work
+// again fails the same way until that is fixed.
+var ErrWrite = errors.New("boltstore: write failed")
+
+// writeError is a commit the file at path did not take. It names the file
+// and the cause and matches ErrWrite and the cause; a Store's (stopped)
+// also matches [queue.ErrClosed].
 type writeError struct {
-	path string
-	err  error
+	path    string
+	err     error
+	stopped bool
 }
 
 func (e *writeError) Error() string {
-	return "boltstore: " + namingFile(e.path, e.err).Error() + " (the store stopped at its last commit; reopen the file once that is fixed)"
+	msg := e.err.Error()
+	if !strings.Contains(msg, e.path) { // bbolt's fsync errors do not name it
+		msg = e.path + ": " + msg
+	}
+	if e.stopped {
+		return "boltstore: " + msg + " (the store stopped at its last commit; reopen the file once that is fixed)"
+	}
+	return msg
 }
 
-func (e *writeError) Unwrap() []error { return []error{queue.ErrClosed, e.err} }
-
-// namingFile returns err, prefixed with path unless it names it already:
-// bbolt's write errors name the file, its fsync errors do not.
-func namingFile(path string, err error) error {
-	if err == nil || strings.Contains(err.Error(), path) {
-		return err
+func (e *writeError) Unwrap() []error {
+	if e.stopped {
+		return []error{ErrWrite, queue.ErrClosed, e.err}
 	}
-	return fmt.Errorf("%s: %w", path, err)
+	return []error{ErrWrite, e.err}
+}
+
+// update runs fn in a read-write transaction of db. An error of the commit
+// itself, not of fn, comes back as a *writeError.
+func update(db *bbolt.DB, fn func(*bbolt.Tx) error) error {
+	var applyErr error
+	err := db.Update(func(tx *bbolt.Tx) error {
+		applyErr = fn(tx)
+		return applyErr
+	})
+	if err != nil && applyErr == nil && !errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+		return &writeError{path: db.Path(), err: err}
+	}
+	return err
 }
 
 // stop records a failed commit and returns the error every call returns
 // from now on: the first one's, if another commit failed first.
 func (s *Store) stop(err error) error {
-	s.stopped.CompareAndSwap(nil, &writeError{path: s.path, err: err})
+	var we *writeError
+	if errors.As(err, &we) {
+		err = we.err
+	}
+	s.stopped.CompareAndSwap(nil, &writeError{path: s.path, err: err, stopped: true})
 	return s.stopped.Load()
 }
 
