@@ -289,7 +289,7 @@ func openOutputs(c *cli.Context, b *backend, log *slog.Logger, m *metrics) (*out
 	format := c.String("format")
 	switch path := c.String("out"); {
 	case path != "" && path != "-":
-		s, closeFile, err := openFileSink(path, format)
+		s, closeFile, err := openFileSink(path, format, log)
 		if err != nil {
 			return nil, err
 		}

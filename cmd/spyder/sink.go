@@ -61,13 +61,25 @@ func (c countingSink) WriteBatch(ctx context.Context, b *crawl.Batch) error {
 
 // openFileSink opens --out for appending (a resumed run adds to it) and
 // returns a sink that fsyncs every batch.
-func openFileSink(path, format string) (crawl.Sink, func() error, error) {
+func openFileSink(path, format string, log *slog.Logger) (crawl.Sink, func() error, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, nil, fmt.Errorf("--out %s is a directory", path)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--out %s: %w", path, pathErr(err))
+	}
+	if endsMidLine(path) {
+		// A run killed inside a write (SIGKILL can cut one short) left part
+		// of a batch it never acknowledged. End that line, so the next batch
+		// starts a line of its own instead of being glued to it and lost to
+		// every reader; the cut one's hosts are probed again anyway.
+		if _, err := f.Write([]byte("\n")); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("--out %s: %w", path, err)
+		}
+		log.Warn("out_partial_line", "file", path,
+			"note", "the file ended inside a batch line (a run was killed while writing it): that line is left as it was, not valid JSON; its hosts are probed again")
 	}
 	s, err := crawl.NewJSONSink(f, format)
 	if err != nil {
@@ -81,6 +93,23 @@ func openFileSink(path, format string) (crawl.Sink, func() error, error) {
 		}
 		return f.Close()
 	}, nil
+}
+
+// endsMidLine reports whether path is a regular file that is not empty and
+// does not end with a newline.
+func endsMidLine(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [1]byte
+	_, err = f.ReadAt(b[:], st.Size()-1)
+	return err == nil && b[0] != '\n'
 }
 
 // ingestSink POSTs each batch (one JSON object) to an HTTP endpoint,
