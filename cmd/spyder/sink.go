@@ -81,7 +81,12 @@ func openFileSink(path, format string, log *slog.Logger) (crawl.Sink, func() err
 		log.Warn("out_partial_line", "file", path,
 			"note", "the file ended inside a batch line (a run was killed while writing it): that line is left as it was, not valid JSON; its hosts are probed again")
 	}
-	s, err := crawl.NewJSONSink(f, format)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("--out %s: %w", path, err)
+	}
+	s, err := crawl.NewJSONSink(&wholeLines{File: f, size: st.Size()}, format)
 	if err != nil {
 		f.Close()
 		return nil, nil, usagef("--format: %v", err)
@@ -110,6 +115,28 @@ func endsMidLine(path string) bool {
 	var b [1]byte
 	_, err = f.ReadAt(b[:], st.Size()-1)
 	return err == nil && b[0] != '\n'
+}
+
+// wholeLines is an --out file that a failed write (a full disk takes part
+// of a batch, then fails) cuts back to its last whole batch, so the file
+// stays JSON lines and a resumed run appends after the last complete one.
+type wholeLines struct {
+	*os.File
+	size int64
+}
+
+func (w *wholeLines) Write(p []byte) (int, error) {
+	n, err := w.File.Write(p)
+	if err != nil {
+		if n > 0 {
+			if terr := w.File.Truncate(w.size); terr != nil {
+				return n, fmt.Errorf("%w (and cutting off the partial batch: %v)", err, terr)
+			}
+		}
+		return 0, err
+	}
+	w.size += int64(n)
+	return n, nil
 }
 
 // ingestSink POSTs each batch (one JSON object) to an HTTP endpoint,

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"spyder/crawl"
 	"spyder/queue"
+	"spyder/store/boltstore"
 )
 
 // prober probes one host; *crawl.Crawler is the one in use.
@@ -60,6 +62,10 @@ type loop struct {
 	enqMu    sync.Mutex // serialises enqueue
 	mu       sync.Mutex
 	inflight map[string]queue.Lease // by lease ID: leased, not yet acked or failed
+
+	// halt ends the run with an error no retry of a host can fix (see
+	// diskFull); set by run.
+	halt context.CancelCauseFunc
 }
 
 // run works until done and returns after handing back what it did not
@@ -67,6 +73,8 @@ type loop struct {
 // probes get the grace period to finish, and the rest is released.
 func (w *loop) run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
+	ctx, w.halt = context.WithCancelCause(ctx)
+	defer w.halt(nil)
 	workCtx, cancelWork := context.WithCancel(bg)
 	defer cancelWork()
 	w.mu.Lock()
@@ -85,7 +93,12 @@ func (w *loop) run(ctx context.Context) error {
 	sem := make(chan struct{}, w.concurrency)
 	err := w.leaseLoop(ctx, workCtx, bg, sem, &wg)
 
-	if ctx.Err() != nil {
+	if cause := context.Cause(ctx); ctx.Err() != nil && !errors.Is(cause, context.Canceled) {
+		// Halted: what is in flight would fail the same way.
+		w.log.Error("halt", "in_flight", w.inflightLen(), "err", cause)
+		cancelWork()
+		err = cause
+	} else if ctx.Err() != nil {
 		n := w.inflightLen()
 		w.log.Info("shutdown", "in_flight", n, "grace", w.grace.String())
 		t := time.AfterFunc(w.grace, func() {
@@ -212,6 +225,13 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 	// it now could write it twice.
 	err := w.out.Add(bg, res)
 	l = endHeartbeat()
+	if err != nil && diskFull(err) {
+		// Not the host's fault, and every other output would fail too:
+		// stop the run rather than fail each host to dead. The lease
+		// stays tracked and is released.
+		w.halt(fmt.Errorf("output: %w", err))
+		return
+	}
 	if err != nil {
 		w.fail(bg, l, "output: "+err.Error())
 		return
@@ -232,6 +252,18 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 		w.done.Add(1)
 		w.m.acked.Inc()
 	}
+}
+
+// diskFull reports whether err says a disk will not take the output: full,
+// over quota, read-only, past the file size limit, failing; or the bbolt
+// file (emitted set, spool) took no write.
+func diskFull(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EFBIG, syscall.EIO, boltstore.ErrWrite} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // heartbeat extends l every third of the lease TTL until ctx ends, and
