@@ -681,6 +681,12 @@ func TestStore_ReadOnlyMidRun(t *testing.T) {
 	}
 	log := runFault(t, path, boltstore.Options{}, faultLoad{emit: true, spool: true, started: trigger})
 	checkFaultReport(t, path, log, "read-only file system")
+	if s, err := boltstore.Open(path, boltstore.Options{}); err == nil {
+		s.Close()
+		t.Errorf("Open() on the read-only file system = nil error, want one")
+	} else if msg := err.Error(); strings.Count(msg, path) != 1 || !strings.Contains(msg, "read-only file system") {
+		t.Errorf("Open() on the read-only file system: %q, want it to name %s once and say why", msg, path)
+	}
 	remount(t, dir)
 	checkReopen(t, path, hosts, log)
 }

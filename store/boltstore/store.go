@@ -154,6 +154,8 @@ func Open(path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: %s is locked by another process (waited %v): %w", path, o.Timeout, err)
 	case errors.Is(err, bbolt.ErrInvalid), errors.Is(err, bbolt.ErrVersionMismatch), errors.Is(err, bbolt.ErrChecksum):
 		return nil, fmt.Errorf("boltstore: %s is not a bbolt database: %w", path, err)
+	case err != nil && strings.Contains(err.Error(), path): // "open PATH: read-only file system"
+		return nil, fmt.Errorf("boltstore: %w", err)
 	case err != nil:
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
