@@ -41,11 +41,7 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]queue.DeadItem, error) {
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucketDead).Cursor()
 		for k, v := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-			d, err := parseDead(v)
-			if err != nil {
-				return fmt.Errorf("dead %x: %w", k, err)
-			}
-			out = append(out, d)
+			out = append(out, parseDead(v))
 		}
 		return nil
 	})
@@ -66,8 +62,8 @@ func (s *Store) RetryDead(ctx context.Context, limit int) (int, error) {
 		var keys [][]byte
 		c := dead.Cursor()
 		for k, v := c.First(); k != nil && (limit <= 0 || len(keys) < limit); k, v = c.Next() {
-			d, err := parseDead(v)
-			if err != nil || d.Item == nil {
+			d := parseDead(v)
+			if d.Item == nil {
 				continue
 			}
 			d.Item.Attempt = 0
@@ -142,13 +138,16 @@ func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 			return err
 		}
 		err = each(bucketProcessing, func(k, v []byte) (queue.Record, error) {
+			// A record no worker can hold (its bytes do not decode, or it is
+			// not a processing record at all) comes out as the raw pending
+			// record it is: Reclaim sends it to dead.
 			r, err := parseProc(v)
 			if err != nil {
-				return queue.Record{}, fmt.Errorf("lease %s: %w", k, err)
+				return queue.Record{Kind: queue.KindPending, Raw: append([]byte(nil), v...)}, nil
 			}
 			it, err := queue.DecodeItem(r.raw)
 			if err != nil {
-				return queue.Record{}, fmt.Errorf("lease %s: %w", k, err)
+				return queue.Record{Kind: queue.KindPending, Raw: append([]byte(nil), r.raw...)}, nil
 			}
 			return queue.Record{Kind: queue.KindProcessing, Item: &it, LeaseID: string(k), Deadline: r.deadline}, nil
 		})
@@ -156,10 +155,7 @@ func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 			return err
 		}
 		err = each(bucketDead, func(k, v []byte) (queue.Record, error) {
-			d, err := parseDead(v)
-			if err != nil {
-				return queue.Record{}, fmt.Errorf("dead %x: %w", k, err)
-			}
+			d := parseDead(v)
 			r := queue.Record{Kind: queue.KindDead, Item: d.Item, Error: d.Error, At: d.At}
 			if d.Item == nil {
 				r.Raw = d.Raw

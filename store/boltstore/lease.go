@@ -219,12 +219,25 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 		res = queue.ReclaimResult{}
 		now, wall := s.leaseNow(), s.now()
 		proc := tx.Bucket(bucketProcessing)
-		type expired struct{ id, raw []byte }
+		// Expired leases, and at once the records no worker can hold:
+		// Lease never hands out bytes that do not decode, so those were
+		// written by something else (and may carry any deadline).
+		type expired struct {
+			id, raw []byte
+			corrupt string // why the record is no lease
+		}
 		var todo []expired
 		err := proc.ForEach(func(k, v []byte) error {
 			r, err := parseProc(v)
-			if err != nil || !r.deadline.After(now) {
-				todo = append(todo, expired{append([]byte(nil), k...), append([]byte(nil), r.raw...)})
+			switch {
+			case err != nil:
+				todo = append(todo, expired{append([]byte(nil), k...), append([]byte(nil), v...), fmt.Sprintf("corrupt processing record %q: %v", k, err)})
+			case !r.deadline.After(now):
+				todo = append(todo, expired{id: append([]byte(nil), k...), raw: append([]byte(nil), r.raw...)})
+			default:
+				if _, err := queue.DecodeItem(r.raw); err != nil {
+					todo = append(todo, expired{id: append([]byte(nil), k...), raw: append([]byte(nil), r.raw...)})
+				}
 			}
 			return nil
 		})
@@ -232,8 +245,16 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 			return err
 		}
 		for _, e := range todo {
-			reason := fmt.Sprintf("lease %s expired", e.id)
-			host, dead, err := s.retryOrBury(tx, e.raw, reason, maxAttempts, wall)
+			var host string
+			dead := true
+			var err error
+			if e.corrupt != "" {
+				if err = putDead(tx.Bucket(bucketDead), e.raw, e.corrupt, wall); err == nil {
+					err = s.count(tx, counts{dead: 1})
+				}
+			} else {
+				host, dead, err = s.retryOrBury(tx, e.raw, fmt.Sprintf("lease %s expired", e.id), maxAttempts, wall)
+			}
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -26,13 +27,19 @@ func pushBack(b *bbolt.Bucket, raw []byte) error {
 	return b.Put(u64(backBase+seq), raw)
 }
 
-// pushFront puts raw before every pending item.
+// pushFront puts raw before every pending item: under the first key's
+// first 8 bytes (zero-padded) minus one, which sorts before it. A first key
+// of zeros (which spyder never writes) has nothing before it: raw then goes
+// to the back, out of order but not lost.
 func pushFront(b *bbolt.Bucket, raw []byte) error {
 	k, _ := b.Cursor().First()
-	if k == nil {
+	var first [8]byte
+	copy(first[:], k)
+	v := binary.BigEndian.Uint64(first[:])
+	if v == 0 {
 		return pushBack(b, raw)
 	}
-	return b.Put(u64(binary.BigEndian.Uint64(k)-1), raw)
+	return b.Put(u64(v-1), raw)
 }
 
 // procValue is a processing record: deadline and lease start in Unix ns,
@@ -101,15 +108,15 @@ func putDead(b *bbolt.Bucket, raw []byte, reason string, at time.Time) error {
 	return b.Put(u64(seq), v)
 }
 
-// parseDead decodes a dead value into a DeadItem, copying the bytes.
-func parseDead(v []byte) (queue.DeadItem, error) {
-	if len(v) < 12 {
-		return queue.DeadItem{}, errors.New("short dead record")
+// parseDead decodes a dead value into a DeadItem, copying the bytes. A
+// value that is not a dead record (spyder never writes one) comes back
+// whole as Raw, with an error saying so, so that it can be listed, exported
+// and purged like any other.
+func parseDead(v []byte) queue.DeadItem {
+	if len(v) < 12 || len(v) < 12+int(binary.BigEndian.Uint32(v[8:])) {
+		return queue.DeadItem{Raw: append([]byte(nil), v...), Error: fmt.Sprintf("corrupt dead record (%d bytes)", len(v))}
 	}
 	n := int(binary.BigEndian.Uint32(v[8:]))
-	if len(v) < 12+n {
-		return queue.DeadItem{}, errors.New("short dead record")
-	}
 	d := queue.DeadItem{
 		At:    int64(binary.BigEndian.Uint64(v)),
 		Error: string(v[12 : 12+n]),
@@ -118,7 +125,7 @@ func parseDead(v []byte) (queue.DeadItem, error) {
 	if it, err := queue.DecodeItem(d.Raw); err == nil {
 		d.Item = &it
 	}
-	return d, nil
+	return d
 }
 
 // retryOrBury returns raw's item to the back of pending with attempt+1, or
@@ -210,16 +217,24 @@ func (s *Store) count(tx *bbolt.Tx, d counts) error {
 	return nil
 }
 
-// initCounts stores the sizes counted from the buckets when the file has
-// none yet (created before the counts were kept).
-func initCounts(tx *bbolt.Tx) error {
-	if tx.Bucket(bucketMeta).Get(keyCounts) != nil {
+// recount stores the sizes counted from the buckets. Open calls it, so that
+// sizes left wrong by a program other than spyder (or a file from before
+// the counts were kept) are right again; counting a million items takes
+// tens of milliseconds. It refuses a queue bucket holding a nested bucket:
+// spyder never writes one, and its cursors could neither decode nor
+// delete it.
+func recount(tx *bbolt.Tx) error {
+	var n [4]int64
+	for i, name := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen} {
+		st := tx.Bucket(name).Stats()
+		if st.BucketN > 1 {
+			return fmt.Errorf("bucket %s holds %d nested bucket(s), which spyder never writes: the file is damaged or another program wrote to it", name, st.BucketN-1)
+		}
+		n[i] = int64(st.KeyN)
+	}
+	c := counts{pending: n[0], processing: n[1], dead: n[2], seen: n[3]}
+	if readCounts(tx) == c && len(tx.Bucket(bucketMeta).Get(keyCounts)) == 32 {
 		return nil
 	}
-	return writeCounts(tx, counts{
-		pending:    int64(tx.Bucket(bucketPending).Stats().KeyN),
-		processing: int64(tx.Bucket(bucketProcessing).Stats().KeyN),
-		dead:       int64(tx.Bucket(bucketDead).Stats().KeyN),
-		seen:       int64(tx.Bucket(bucketSeen).Stats().KeyN),
-	})
+	return writeCounts(tx, c)
 }

@@ -25,11 +25,19 @@ type Spool struct {
 // its bucket if needed.
 func NewSpool(db *bbolt.DB) (*Spool, error) {
 	err := db.Update(func(tx *bbolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketSpool)
-		return err
+		b, err := tx.CreateBucketIfNotExists(bucketSpool)
+		if err != nil {
+			return err
+		}
+		// Peek would hand out a nested bucket as an empty batch that
+		// Remove cannot delete, blocking the spool for good.
+		if n := b.Stats().BucketN - 1; n > 0 {
+			return fmt.Errorf("bucket %s holds %d nested bucket(s), which spyder never writes: the file is damaged or another program wrote to it", bucketSpool, n)
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create spool bucket: %w", err)
+		return nil, fmt.Errorf("create spool bucket: %w", namingFile(db.Path(), err))
 	}
 	return &Spool{db: db}, nil
 }
@@ -80,7 +88,7 @@ func (s *Spool) Remove(ctx context.Context, id string) error {
 		return err
 	}
 	k, err := hex.DecodeString(id)
-	if err != nil || len(k) != 8 {
+	if err != nil || len(k) == 0 {
 		return fmt.Errorf("spool remove: bad id %q", id)
 	}
 	err = update(s.db, func(tx *bbolt.Tx) error {

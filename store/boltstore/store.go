@@ -14,7 +14,15 @@
 //     error, item bytes; oldest first.
 //   - seen: normalised host → empty value.
 //   - queue-meta: "counts" → the four collection sizes, kept in step with
-//     every change so that Stats is cheap.
+//     every change so that Stats is cheap, and recounted at Open.
+//
+// Records spyder did not write (another program, a hand edit, a bad disk)
+// do not stop the queue: pending bytes that do not decode go to dead when
+// leased, processing records that do not decode or are too short go to
+// dead at the next Reclaim whatever their deadline, dead records too short
+// to parse are listed whole, and every such record is exported as raw
+// bytes. A queue bucket holding a nested bucket is refused at Open with an
+// error naming it.
 //
 // # Group commit
 //
@@ -165,7 +173,7 @@ func Open(path string, o Options) (*Store, error) {
 				return fmt.Errorf("bucket %s: %w", b, err)
 			}
 		}
-		return initCounts(tx)
+		return recount(tx)
 	})
 	if err != nil {
 		db.Close()
@@ -275,10 +283,7 @@ type writeError struct {
 }
 
 func (e *writeError) Error() string {
-	msg := e.err.Error()
-	if !strings.Contains(msg, e.path) { // bbolt's fsync errors do not name it
-		msg = e.path + ": " + msg
-	}
+	msg := namingFile(e.path, e.err).Error() // bbolt's fsync errors do not name it
 	if e.stopped {
 		return "boltstore: " + msg + " (the store stopped at its last commit; reopen the file once that is fixed)"
 	}
@@ -290,6 +295,14 @@ func (e *writeError) Unwrap() []error {
 		return []error{ErrWrite, queue.ErrClosed, e.err}
 	}
 	return []error{ErrWrite, e.err}
+}
+
+// namingFile returns err prefixed with path, unless it names it already.
+func namingFile(path string, err error) error {
+	if strings.Contains(err.Error(), path) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // update runs fn in a read-write transaction of db. An error of the commit
