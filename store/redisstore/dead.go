@@ -65,7 +65,8 @@ func encodeDead(raw []byte, decoded bool, reason string, at int64) []byte {
 // comes back whole as Raw, with an error saying so.
 func decodeDead(entry []byte) queue.DeadItem {
 	var d deadJSON
-	if err := json.Unmarshal(entry, &d); err != nil || d.Item == nil && d.Raw == nil && d.RawB64 == nil {
+	if err := json.Unmarshal(entry, &d); err != nil || d.Item == nil && d.Raw == nil && d.RawB64 == nil ||
+		d.Item != nil && (len(d.Item) == 0 || d.Item[0] != '{') {
 		return queue.DeadItem{Raw: entry, Error: "not a spyder dead entry"}
 	}
 	out := queue.DeadItem{Error: d.Error, At: d.At}
@@ -94,7 +95,7 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]queue.DeadItem, error) {
 	}
 	entries, err := s.c.LRange(ctx, s.k.dead, 0, stop).Result()
 	if err != nil {
-		return nil, interpret("dead", err)
+		return nil, s.interpret(ctx, "dead", err)
 	}
 	out := make([]queue.DeadItem, len(entries))
 	for i, e := range entries {
@@ -123,7 +124,7 @@ func (s *Store) RetryDead(ctx context.Context, limit int) (int, error) {
 		}
 		entries, err := s.c.LRange(ctx, s.k.dead, 0, n-1).Result()
 		if err != nil {
-			return moved, interpret("retry dead", err)
+			return moved, s.interpret(ctx, "retry dead", err)
 		}
 		if len(entries) == 0 {
 			return moved, nil

@@ -64,6 +64,17 @@
 // pass [Options].Now to move time by hand. Dead entries' "at" and seeded
 // items' "ts" use the probe's clock: they are for reading, not deciding.
 //
+// Redis does not undo a script's writes when a later command in it fails,
+// so every script that writes first reads each key it will write: a key of
+// another type (another program used the name) or a lease counter that is
+// not an integer fails the call before it changes anything, and the error
+// names the key. What spyder never writes inside its keys does not stop the
+// queue: undecodable items go to dead (with their bytes and the reason)
+// when leased or reclaimed, a leases member without the space after its ID
+// or with a deadline more than ten years ahead is reclaimed like an expired
+// one, a dead entry that is not one is listed whole, and a spool entry
+// without its "b" field is passed over.
+//
 // go-redis retries a command whose connection broke, even if the server had
 // run it. The lease/ack and finish scripts take a token that rises with each
 // call of a [Store] and keep their outcome under it for a while, so a retry

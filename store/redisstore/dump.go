@@ -79,12 +79,12 @@ func itemRecord(kind string, raw []byte) queue.Record {
 func (s *Store) dumpPending(ctx context.Context, snap keys, fn func(queue.Record) error) error {
 	n, err := s.c.LLen(ctx, snap.pending).Result()
 	if err != nil {
-		return interpret("dump", err)
+		return s.interpret(ctx, "dump", err)
 	}
 	for hi := n - 1; hi >= 0; hi -= dumpChunk { // oldest (rightmost) first
 		items, err := s.c.LRange(ctx, snap.pending, max(0, hi-dumpChunk+1), hi).Result()
 		if err != nil {
-			return interpret("dump", err)
+			return s.interpret(ctx, "dump", err)
 		}
 		slices.Reverse(items)
 		for _, raw := range items {
@@ -100,13 +100,16 @@ func (s *Store) dumpProcessing(ctx context.Context, snap keys, now time.Time, fn
 	for start := int64(0); ; start += dumpChunk {
 		zs, err := s.c.ZRangeWithScores(ctx, snap.leases, start, start+dumpChunk-1).Result()
 		if err != nil {
-			return interpret("dump", err)
+			return s.interpret(ctx, "dump", err)
 		}
 		if len(zs) == 0 {
 			break
 		}
 		for _, z := range zs {
-			id, raw, _ := strings.Cut(z.Member.(string), " ")
+			id, raw, ok := strings.Cut(z.Member.(string), " ")
+			if !ok { // not a lease: keep the member whole
+				raw = id
+			}
 			r := itemRecord(queue.KindProcessing, []byte(raw))
 			if r.Item == nil {
 				r.Kind = queue.KindPending // leased, and dead when settled
@@ -120,7 +123,7 @@ func (s *Store) dumpProcessing(ctx context.Context, snap keys, now time.Time, fn
 	}
 	legacy, err := s.c.LRange(ctx, snap.legacy, 0, -1).Result()
 	if err != nil {
-		return interpret("dump", err)
+		return s.interpret(ctx, "dump", err)
 	}
 	for i, raw := range legacy {
 		r := itemRecord(queue.KindProcessing, []byte(raw))
@@ -145,7 +148,7 @@ func (s *Store) dumpDead(ctx context.Context, snap keys, fn func(queue.Record) e
 	for start := int64(0); ; start += dumpChunk {
 		entries, err := s.c.LRange(ctx, snap.dead, start, start+dumpChunk-1).Result()
 		if err != nil {
-			return interpret("dump", err)
+			return s.interpret(ctx, "dump", err)
 		}
 		if len(entries) == 0 {
 			return nil
@@ -169,7 +172,7 @@ func (s *Store) dumpSeen(ctx context.Context, snap keys, fn func(queue.Record) e
 	for {
 		hosts, next, err := s.c.SScan(ctx, snap.seen, cursor, "", dumpChunk).Result()
 		if err != nil {
-			return interpret("dump", err)
+			return s.interpret(ctx, "dump", err)
 		}
 		for _, h := range hosts {
 			if done[h] {

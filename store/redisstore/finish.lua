@@ -20,6 +20,11 @@ if prev then
   end
   return out
 end
+-- Fail before the first write if a key has a type another program gave it
+-- (the caller names it): a lease removed and its item not pushed is lost.
+redis.call('ZCARD', KEYS[1])
+redis.call('LLEN', KEYS[2])
+redis.call('LLEN', KEYS[3])
 local out = {}
 for i = 2, #ARGV, 3 do
   local done = redis.call('ZREM', KEYS[1], ARGV[i])

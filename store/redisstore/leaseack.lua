@@ -50,7 +50,9 @@ if prev then
       found[deadline] = {}
       for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], deadline, deadline)) do
         local cut = string.find(m, ' ', 1, true)
-        found[deadline][string.sub(m, 1, cut - 1)] = m
+        if cut then -- a member without one was not written here
+          found[deadline][string.sub(m, 1, cut - 1)] = m
+        end
       end
     end
     local m = found[deadline][string.format('%d-%d', seq + i, now)] -- gone only if reclaimed since
@@ -69,6 +71,23 @@ end
 local out = {now}
 local acks = {}
 local nack = tonumber(ARGV[3])
+local first = 4 + nack
+local total = 0
+for i = first, #ARGV, 2 do
+  total = total + tonumber(ARGV[i])
+end
+if total > 0 then
+  -- Fail before the first write if a key another program wrote would make
+  -- a later call fail: Redis does not undo a script's writes, and items
+  -- popped but not recorded as leased would be lost. (A wrong type fails
+  -- these reads; the caller names the key.)
+  redis.call('LLEN', KEYS[1])
+  redis.call('ZCARD', KEYS[2])
+  local n = redis.call('GET', KEYS[3])
+  if n and not string.match(n, '^%-?%d+$') then
+    return redis.error_reply('ERR value is not an integer or out of range')
+  end
+end
 if nack > 0 then
   -- One ZREM per lease tells which were held; ZMSCORE first would format
   -- every score as a string just to test it.
@@ -79,11 +98,6 @@ if nack > 0 then
   end
 end
 
-local first = 4 + nack
-local total = 0
-for i = first, #ARGV, 2 do
-  total = total + tonumber(ARGV[i])
-end
 local items = total > 0 and redis.call('RPOP', KEYS[1], total)
 local seq, count = 0, 0
 if items then

@@ -6,6 +6,10 @@
 --
 -- Returns 1 when the staged keys were renamed into place, 0 (and nothing
 -- changed) when any state key exists.
+local counter = redis.call('GET', KEYS[#KEYS])
+if counter and not string.match(counter, '^%-?%d+$') then
+  return redis.error_reply('ERR value is not an integer or out of range')
+end
 local n = (#KEYS - 1) / 2
 for i = 1, n do
   if redis.call('EXISTS', KEYS[i]) == 1 then
@@ -18,7 +22,7 @@ for i = 1, n do
   end
 end
 local seq = KEYS[2 * n + 1]
-if tonumber(ARGV[1]) > tonumber(redis.call('GET', seq) or '0') then
+if tonumber(ARGV[1]) > tonumber(counter or '0') then
   redis.call('SET', seq, ARGV[1])
 end
 return 1

@@ -13,6 +13,10 @@
 -- item (no lease record) is noted when first seen and claimed the same way
 -- once ttl has passed since; notes of items no longer in the list are dropped.
 --
+-- Members no lease has are claimed too, so that they reach dead instead of
+-- staying in flight for ever: a deadline more than ten years ahead (+inf
+-- included), and a member without the space after its ID (claimed whole).
+--
 -- Returns {now, id1, item1, id2, item2, ...}.
 local now = tonumber(ARGV[1])
 if not now then
@@ -23,13 +27,30 @@ local ttl, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
 local out = {now}
 local claimed = {}
 
+-- Fail before the first write if a key has a type another program gave it
+-- (the caller names it), or the counter is not a number: Redis does not
+-- undo a script's writes, and leases removed but not claimed would be lost.
+redis.call('LLEN', KEYS[3])
+redis.call('HLEN', KEYS[4])
+local counter = redis.call('GET', KEYS[2])
+if counter and not string.match(counter, '^%-?%d+$') then
+  return redis.error_reply('ERR value is not an integer or out of range')
+end
+
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
+if #expired < limit then
+  local far = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('(%d', now + 315360000000), '+inf',
+    'LIMIT', 0, limit - #expired)
+  for _, member in ipairs(far) do
+    expired[#expired + 1] = member
+  end
+end
 if #expired > 0 then
   redis.call('ZREM', KEYS[1], unpack(expired))
 end
 for _, member in ipairs(expired) do
   local cut = string.find(member, ' ', 1, true)
-  claimed[#claimed + 1] = string.sub(member, cut + 1)
+  claimed[#claimed + 1] = cut and string.sub(member, cut + 1) or member
 end
 
 if #claimed < limit and redis.call('EXISTS', KEYS[3]) + redis.call('EXISTS', KEYS[4]) > 0 then

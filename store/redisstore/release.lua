@@ -6,6 +6,7 @@
 -- The items go back where Lease takes from (RPUSH), the first one last, so
 -- they are leased again in their old order before anything else. Returns
 -- how many leases were held and returned.
+redis.call('LLEN', KEYS[2]) -- a wrong type fails here, before any write
 local n = 0
 for i = #ARGV, 1, -1 do
   if redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then

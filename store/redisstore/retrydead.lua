@@ -6,6 +6,7 @@
 -- Each entry is removed once (LREM from the head, where the oldest are) and
 -- its item pushed to the back of the line; entries another caller moved
 -- meanwhile are skipped. Returns how many moved.
+redis.call('LLEN', KEYS[2]) -- a wrong type fails here, before any write
 local n = 0
 for i = 1, #ARGV, 2 do
   if redis.call('LREM', KEYS[1], 1, ARGV[i]) == 1 then

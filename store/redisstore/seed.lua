@@ -7,6 +7,7 @@
 -- it and pushed to pending, in order, as the original protocol's item JSON
 -- {"host":"a.com","ts":1705312200,"attempt":0} (normalised hosts need no
 -- escaping). Returns how many were pushed.
+redis.call('LLEN', KEYS[1]) -- a wrong type fails here, before any write
 local ts = ARGV[1]
 local known = redis.call('SMISMEMBER', KEYS[2], unpack(ARGV, 2))
 local fresh, hosts, items = {}, {}, {}

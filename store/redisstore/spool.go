@@ -27,30 +27,40 @@ func NewSpool(c redis.UniversalClient, base string) *Spool {
 func (s *Spool) Put(ctx context.Context, data []byte) error {
 	err := s.c.XAdd(ctx, &redis.XAddArgs{Stream: s.key, Values: []any{"b", data}}).Err()
 	if err != nil {
-		return fmt.Errorf("spool put: %w", err)
+		return fmt.Errorf("spool put %s: %w", s.key, err)
 	}
 	return nil
 }
 
 // Peek returns the oldest spooled entry and its ID, or an empty ID when the
-// spool is empty. The entry stays until [Spool.Remove].
+// spool is empty. The entry stays until [Spool.Remove]. Entries without a
+// "b" field were not written by a Spool: they are passed over and left in
+// the stream (counted by Len), so that they neither block the spool nor are
+// delivered as empty batches.
 func (s *Spool) Peek(ctx context.Context) (id string, data []byte, err error) {
-	msgs, err := s.c.XRangeN(ctx, s.key, "-", "+", 1).Result()
-	if err != nil {
-		return "", nil, fmt.Errorf("spool peek: %w", err)
+	start := "-"
+	for {
+		msgs, err := s.c.XRangeN(ctx, s.key, start, "+", 16).Result()
+		if err != nil {
+			return "", nil, fmt.Errorf("spool peek %s: %w", s.key, err)
+		}
+		for _, m := range msgs {
+			if v, ok := m.Values["b"].(string); ok {
+				return m.ID, []byte(v), nil
+			}
+		}
+		if len(msgs) < 16 {
+			return "", nil, nil
+		}
+		start = "(" + msgs[len(msgs)-1].ID
 	}
-	if len(msgs) == 0 {
-		return "", nil, nil
-	}
-	v, _ := msgs[0].Values["b"].(string)
-	return msgs[0].ID, []byte(v), nil
 }
 
 // Remove deletes the entry id (from [Spool.Peek]); removing an entry that is
 // already gone is not an error.
 func (s *Spool) Remove(ctx context.Context, id string) error {
 	if err := s.c.XDel(ctx, s.key, id).Err(); err != nil {
-		return fmt.Errorf("spool remove: %w", err)
+		return fmt.Errorf("spool remove %s: %w", s.key, err)
 	}
 	return nil
 }
@@ -59,7 +69,7 @@ func (s *Spool) Remove(ctx context.Context, id string) error {
 func (s *Spool) Len(ctx context.Context) (int, error) {
 	n, err := s.c.XLen(ctx, s.key).Result()
 	if err != nil {
-		return 0, fmt.Errorf("spool len: %w", err)
+		return 0, fmt.Errorf("spool len %s: %w", s.key, err)
 	}
 	return int(n), nil
 }

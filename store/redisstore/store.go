@@ -160,7 +160,7 @@ func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []str
 	}
 	v, err := sc.Run(ctx, s.c, keys, args...).Result()
 	if err != nil {
-		return nil, interpret(op, err)
+		return nil, s.interpret(ctx, op, err)
 	}
 	return v, nil
 }
