@@ -27,11 +27,21 @@ var _ crawl.Emitted = (*Emitted)(nil)
 // creating its bucket if needed.
 func NewEmitted(db *bbolt.DB) (*Emitted, error) {
 	err := db.Update(func(tx *bbolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketEmitted)
-		return err
+		b, err := tx.CreateBucketIfNotExists(bucketEmitted)
+		if err != nil {
+			return err
+		}
+		// Mark would fail for every batch of a run whose name holds a value
+		// instead of a bucket, and every host would go to dead for it.
+		return b.ForEach(func(k, v []byte) error {
+			if v != nil {
+				return fmt.Errorf("bucket %s holds a value under %q, where spyder keeps one bucket per run: the file is damaged or another program wrote to it", bucketEmitted, k)
+			}
+			return nil
+		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create emitted bucket: %w", err)
+		return nil, fmt.Errorf("create emitted bucket: %w", namingFile(db.Path(), err))
 	}
 	return &Emitted{db: db}, nil
 }

@@ -461,3 +461,26 @@ func TestSpool_Hostile(t *testing.T) {
 		t.Errorf("NewSpool() with a nested bucket = %v, want an error naming bucket spool", err)
 	}
 }
+
+// TestEmitted_Hostile: a value where spyder keeps a run's bucket is refused
+// when the emitted set is opened, naming the bucket and the run, instead of
+// failing every batch of that run (and sending every host to dead).
+func TestEmitted_Hostile(t *testing.T) {
+	t.Parallel()
+	path := mustHostileDB(t, func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("emitted"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("default"), []byte("not a bucket"))
+	})
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = boltstore.NewEmitted(db)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "bucket emitted") || !strings.Contains(err.Error(), `"default"`) {
+		t.Errorf("NewEmitted() = %v, want an error naming %s, bucket emitted and the run", err, path)
+	}
+}
