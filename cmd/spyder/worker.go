@@ -93,11 +93,12 @@ func (w *loop) run(ctx context.Context) error {
 	sem := make(chan struct{}, w.concurrency)
 	err := w.leaseLoop(ctx, workCtx, bg, sem, &wg)
 
-	if cause := context.Cause(ctx); ctx.Err() != nil && !errors.Is(cause, context.Canceled) {
+	var h haltError
+	if errors.As(context.Cause(ctx), &h) {
 		// Halted: what is in flight would fail the same way.
-		w.log.Error("halt", "in_flight", w.inflightLen(), "err", cause)
+		w.log.Error("halt", "in_flight", w.inflightLen(), "err", h.error)
 		cancelWork()
-		err = cause
+		err = h.error
 	} else if ctx.Err() != nil {
 		n := w.inflightLen()
 		w.log.Info("shutdown", "in_flight", n, "grace", w.grace.String())
@@ -229,7 +230,7 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 		// Not the host's fault, and every other output would fail too:
 		// stop the run rather than fail each host to dead. The lease
 		// stays tracked and is released.
-		w.halt(fmt.Errorf("output: %w", err))
+		w.halt(haltError{fmt.Errorf("output: %w", err)})
 		return
 	}
 	if err != nil {
@@ -253,6 +254,10 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 		w.m.acked.Inc()
 	}
 }
+
+// haltError is the cause the loop's context is cancelled with when the run
+// must stop on an error (a signal cancels it with another).
+type haltError struct{ error }
 
 // diskFull reports whether err says a disk will not take the output: full,
 // over quota, read-only, past the file size limit, failing; or the bbolt
