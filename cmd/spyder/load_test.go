@@ -80,10 +80,13 @@ func raceBuild() bool {
 }
 
 // loadSlack is how much a process's anonymous RSS may grow after the first
-// quarter of a run: a leak of 32 bytes per host over the last 750,000 hosts
-// of the bbolt run is 23 MiB, and of the lease map entry plus host (some
-// 200 bytes) over the 94,000 hosts each Redis worker does then, 18 MiB.
-func loadSlack(early int64) int64 { return 8<<10 + early/20 } // KiB
+// quarter of a run, in KiB. Measured growth is 1-4 MiB (the heap's ups and
+// downs; bbolt's in-memory freelist follows its file); a leak of 16 bytes
+// per host over the last 750,000 hosts of the bbolt run is 11 MiB, of an
+// in-flight map entry with its host (some 150 bytes) over the 94,000 hosts
+// each Redis worker does then, 13 MiB, and of a probe's result (kilobytes)
+// over the last 37,500 hosts of the crawl, tens of MiB.
+func loadSlack(early int64) int64 { return 8<<10 + early/20 }
 
 // TestLoad_Redis sends loadSize.items items through one Redis queue with
 // loadSize.procs `spyder run --redis --fake-probe` processes: every host is
@@ -282,16 +285,18 @@ func loadIndex(host string) (int, bool) {
 // (sizes in KiB).
 type loadProc struct {
 	*proc
-	name      string
-	metrics   string // address of its /metrics
-	acked     int64  // spyder_acked_total, as last scraped
-	anonEarly int64  // highest RssAnon sampled before a quarter of the items were acked
-	anonLate  int64  // highest RssAnon sampled after
-	fileLate  int64  // highest RssFile sampled after (bbolt's mmap, the binary)
-	samples   int    // samples after the quarter
-	peak      int64  // VmHWM at its last sample
-	reported  int64  // hosts done, as its stop line reports
+	name     string
+	metrics  string   // address of its /metrics
+	acked    int64    // spyder_acked_total, as last scraped
+	anon     [4]int64 // highest RssAnon sampled in each quarter of the run (by items acked)
+	samples  [4]int   // samples in each quarter
+	file     int64    // highest RssFile sampled (bbolt's mmap, the binary)
+	peak     int64    // VmHWM at its last sample
+	reported int64    // hosts done, as its stop line reports
 }
+
+// anonLate is the highest RssAnon sampled after the first quarter.
+func (p *loadProc) anonLate() int64 { return max(p.anon[1], p.anon[2], p.anon[3]) }
 
 func startLoadProc(t *testing.T, name string, args ...string) *loadProc {
 	t.Helper()
@@ -314,7 +319,7 @@ func monitorLoad(t *testing.T, procs []*loadProc, sz loadSize) time.Duration {
 	deadline := start.Add(sz.wait)
 	tick := time.NewTicker(sz.every)
 	defer tick.Stop()
-	early := true
+	quarter := 0
 	for {
 		running := 0
 		var acked int64
@@ -329,20 +334,16 @@ func monitorLoad(t *testing.T, procs []*loadProc, sz loadSize) time.Duration {
 				st := procStatus(p.cmd.Process.Pid)
 				p.peak = max(p.peak, st["VmHWM"])
 				if anon, ok := st["RssAnon"]; ok {
-					if early {
-						p.anonEarly = max(p.anonEarly, anon)
-					} else {
-						p.anonLate = max(p.anonLate, anon)
-						p.fileLate = max(p.fileLate, st["RssFile"])
-						p.samples++
-					}
+					p.anon[quarter] = max(p.anon[quarter], anon)
+					p.samples[quarter]++
+					p.file = max(p.file, st["RssFile"])
 				}
 			}
 			acked += p.acked
 		}
-		if early && acked >= int64(sz.items/4) {
-			early = false
-			t.Logf("a quarter done (%d acked) after %v", acked, time.Since(start).Round(time.Millisecond))
+		if q := min(3, int(acked*4/int64(sz.items))); q > quarter {
+			quarter = q
+			t.Logf("%d%% done (%d acked) after %v", 25*q, acked, time.Since(start).Round(time.Millisecond))
 		}
 		if running == 0 {
 			break
@@ -475,13 +476,13 @@ func logLoadProcs(t *testing.T, procs []*loadProc, items int) {
 	var done int64
 	for _, p := range procs {
 		done += p.reported
-		grow := p.anonLate - p.anonEarly
+		grow := p.anonLate() - p.anon[0]
 		perHost := "n/a"
 		if late := p.reported * 3 / 4; late > 0 {
 			perHost = fmt.Sprintf("%.1f B/host", float64(grow<<10)/float64(late))
 		}
-		t.Logf("  %-10s done %7d  peak RSS (VmHWM) %4d MiB  anon RSS ≤25%% %4d MiB, >25%% %4d MiB (%+d KiB, %s over the last ¾)  file RSS %4d MiB",
-			p.name, p.reported, p.peak>>10, p.anonEarly>>10, p.anonLate>>10, grow, perHost, p.fileLate>>10)
+		t.Logf("  %-10s done %7d  peak RSS (VmHWM) %4d MiB  anon RSS by quarter %d/%d/%d/%d MiB (%+d KiB after the first, %s)  file RSS %d MiB",
+			p.name, p.reported, p.peak>>10, p.anon[0]>>10, p.anon[1]>>10, p.anon[2]>>10, p.anon[3]>>10, grow, perHost, p.file>>10)
 	}
 	if done != int64(items) {
 		t.Errorf("processes report %d hosts done in all, want %d", done, items)
@@ -496,13 +497,13 @@ func checkFlat(t *testing.T, procs []*loadProc, full bool) {
 		return
 	}
 	for _, p := range procs {
-		if p.samples == 0 {
-			t.Errorf("%s: no memory sample after the first quarter", p.name)
+		if p.samples[0] == 0 || p.samples[3] == 0 {
+			t.Errorf("%s: memory samples by quarter %v: none in the first or the last", p.name, p.samples)
 			continue
 		}
-		if p.anonLate > p.anonEarly+loadSlack(p.anonEarly) {
+		if early, late := p.anon[0], p.anonLate(); late > early+loadSlack(early) {
 			t.Errorf("%s: anonymous RSS grew from %d KiB (first quarter) to %d KiB (rest), more than %d KiB: memory kept per host",
-				p.name, p.anonEarly, p.anonLate, loadSlack(p.anonEarly))
+				p.name, early, late, loadSlack(early))
 		}
 	}
 }
