@@ -2,8 +2,10 @@ package queue
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,40 +64,58 @@ func FuzzDecodeItem(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if fast, ok := decodeCanonical(raw); ok {
-			var slow Item
-			if err := slow.unmarshalGeneral(raw); err != nil {
-				t.Fatalf("decodeCanonical(%q) accepted what the general path rejects: %v", raw, err)
-			}
-			if diff := cmp.Diff(slow, fast); diff != "" {
-				t.Fatalf("decodeCanonical(%q) differs from the general path (-general +fast):\n%s", raw, diff)
-			}
-		}
-		it, err := DecodeItem(raw)
-		if err != nil {
-			return
-		}
-		enc, err := it.MarshalJSON()
-		if err != nil {
-			t.Fatalf("MarshalJSON of decoded %q: %v", raw, err)
-		}
-		it2, err := DecodeItem(enc)
-		if err != nil {
-			t.Fatalf("DecodeItem(Encode(DecodeItem(%q))) = %v", raw, err)
-		}
-		if h, err := NormalizeHost(it.Host); h != it.Host || err != nil {
-			t.Fatalf("DecodeItem(%q).Host = %q, not normalised (NormalizeHost = %q, %v)", raw, it.Host, h, err)
-		}
-		if it.Attempt < 0 {
-			t.Fatalf("DecodeItem(%q).Attempt = %d, want >= 0", raw, it.Attempt)
-		}
-		if diff := cmp.Diff(compacted(t, it), it2); diff != "" {
-			t.Fatalf("round trip of %q changed the item (-decoded +re-decoded):\n%s", raw, diff)
-		}
-		if enc2 := it2.Encode(); !bytes.Equal(enc, enc2) {
-			t.Fatalf("encoding is not a fixed point: %s then %s", enc, enc2)
-		}
+		// Random bytes seldom make a valid item, so the fuzzed bytes are
+		// also tried as the value of an unknown field and as the host.
+		checkItemBytes(t, raw)
+		checkItemBytes(t, slices.Concat([]byte(`{"host":"a.com","ts":1,"attempt":0,"x":`), raw, []byte("}")))
+		checkItemBytes(t, slices.Concat([]byte(`{"host":`), jsonString(raw), []byte(`,"ts":-7,"attempt":2}`)))
 	})
+}
+
+// checkItemBytes checks that the fast decoding path agrees with the general
+// one on raw and, when raw decodes, that the item is normalised and
+// survives an encode and decode unchanged, its encoding a fixed point.
+func checkItemBytes(t *testing.T, raw []byte) {
+	t.Helper()
+	if fast, ok := decodeCanonical(raw); ok {
+		var slow Item
+		if err := slow.unmarshalGeneral(raw); err != nil {
+			t.Fatalf("decodeCanonical(%q) accepted what the general path rejects: %v", raw, err)
+		}
+		if diff := cmp.Diff(slow, fast); diff != "" {
+			t.Fatalf("decodeCanonical(%q) differs from the general path (-general +fast):\n%s", raw, diff)
+		}
+	}
+	it, err := DecodeItem(raw)
+	if err != nil {
+		return
+	}
+	enc, err := it.MarshalJSON()
+	if err != nil {
+		t.Fatalf("MarshalJSON of decoded %q: %v", raw, err)
+	}
+	it2, err := DecodeItem(enc)
+	if err != nil {
+		t.Fatalf("DecodeItem(Encode(DecodeItem(%q))) = %v", raw, err)
+	}
+	if h, err := NormalizeHost(it.Host); h != it.Host || err != nil {
+		t.Fatalf("DecodeItem(%q).Host = %q, not normalised (NormalizeHost = %q, %v)", raw, it.Host, h, err)
+	}
+	if it.Attempt < 0 {
+		t.Fatalf("DecodeItem(%q).Attempt = %d, want >= 0", raw, it.Attempt)
+	}
+	if diff := cmp.Diff(compacted(t, it), it2); diff != "" {
+		t.Fatalf("round trip of %q changed the item (-decoded +re-decoded):\n%s", raw, diff)
+	}
+	if enc2 := it2.Encode(); !bytes.Equal(enc, enc2) {
+		t.Fatalf("encoding is not a fixed point: %s then %s", enc, enc2)
+	}
+}
+
+// jsonString returns b as a JSON string (invalid UTF-8 becomes U+FFFD).
+func jsonString(b []byte) []byte {
+	out, _ := json.Marshal(string(b))
+	return out
 }
 
 func FuzzParseRecord(f *testing.F) {
@@ -113,39 +133,59 @@ func FuzzParseRecord(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		rec, err := ParseRecord(line)
-		if err != nil {
-			return
-		}
-		var b bytes.Buffer
-		if err := appendRecord(&b, rec); err != nil {
-			t.Fatalf("appendRecord(ParseRecord(%q)): %v", line, err)
-		}
-		out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-		rec2, err := ParseRecord(out)
-		if err != nil {
-			t.Fatalf("ParseRecord(%s) of a written record: %v", out, err)
-		}
-		var b2 bytes.Buffer
-		if err := appendRecord(&b2, rec2); err != nil {
-			t.Fatalf("appendRecord: %v", err)
-		}
-		if !bytes.Equal(b.Bytes(), b2.Bytes()) {
-			t.Fatalf("record lines are not a fixed point:\n%s%s", b.Bytes(), b2.Bytes())
-		}
-		if rec.Kind != rec2.Kind || rec.LeaseID != rec2.LeaseID || !rec.Deadline.Equal(rec2.Deadline) ||
-			rec.Error != rec2.Error || rec.At != rec2.At || rec.Host != rec2.Host || !bytes.Equal(rec.Raw, rec2.Raw) {
-			t.Fatalf("record changed through a line: %+v became %+v", rec, rec2)
-		}
-		if (rec.Item == nil) != (rec2.Item == nil) {
-			t.Fatalf("record item lost or gained through a line: %+v became %+v", rec, rec2)
-		}
-		if rec.Item != nil {
-			if diff := cmp.Diff(compacted(t, *rec.Item), *rec2.Item); diff != "" {
-				t.Fatalf("record item changed through a line (-parsed +re-parsed):\n%s", diff)
-			}
-		}
+		// Random bytes seldom make a valid record, so the fuzzed bytes
+		// are also tried as an item, as raw bytes (both encodings), as a
+		// host, and as a lease ID and an error text.
+		b64 := base64.StdEncoding.EncodeToString(line)
+		str := jsonString(line)
+		checkRecordLine(t, line)
+		checkRecordLine(t, slices.Concat([]byte(`{"kind":"pending","item":`), line, []byte("}")))
+		checkRecordLine(t, slices.Concat([]byte(`{"kind":"dead","raw":`), str, []byte(`,"error":"e","at":1}`)))
+		checkRecordLine(t, []byte(`{"kind":"pending","raw_base64":"`+b64+`"}`))
+		checkRecordLine(t, slices.Concat([]byte(`{"kind":"seen","host":`), str, []byte("}")))
+		checkRecordLine(t, slices.Concat([]byte(`{"kind":"processing","item":{"host":"a.com","ts":1,"attempt":0},"lease":`),
+			str, []byte(`,"deadline":1}`)))
+		checkRecordLine(t, slices.Concat([]byte(`{"kind":"dead","item":{"host":"a.com"},"error":`), str, []byte(`,"at":-1}`)))
 	})
+}
+
+// checkRecordLine checks that a line ParseRecord accepts is written back by
+// the export writer as a line that parses to the same record, and that
+// writing is a fixed point.
+func checkRecordLine(t *testing.T, line []byte) {
+	t.Helper()
+	rec, err := ParseRecord(line)
+	if err != nil {
+		return
+	}
+	var b bytes.Buffer
+	if err := appendRecord(&b, rec); err != nil {
+		t.Fatalf("appendRecord(ParseRecord(%q)): %v", line, err)
+	}
+	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	rec2, err := ParseRecord(out)
+	if err != nil {
+		t.Fatalf("ParseRecord(%s) of a written record: %v", out, err)
+	}
+	var b2 bytes.Buffer
+	if err := appendRecord(&b2, rec2); err != nil {
+		t.Fatalf("appendRecord: %v", err)
+	}
+	if !bytes.Equal(b.Bytes(), b2.Bytes()) {
+		t.Fatalf("record lines are not a fixed point:\n%s%s", b.Bytes(), b2.Bytes())
+	}
+	if rec.Kind != rec2.Kind || rec.LeaseID != rec2.LeaseID || !rec.Deadline.Equal(rec2.Deadline) ||
+		rec.Error != rec2.Error || rec.At != rec2.At || rec.Host != rec2.Host || !bytes.Equal(rec.Raw, rec2.Raw) {
+		t.Fatalf("record changed through a line: %+v became %+v", rec, rec2)
+	}
+	if (rec.Item == nil) != (rec2.Item == nil) {
+		t.Fatalf("record item lost or gained through a line: %+v became %+v", rec, rec2)
+	}
+	if rec.Item != nil {
+		if diff := cmp.Diff(compacted(t, *rec.Item), *rec2.Item); diff != "" {
+			t.Fatalf("record item changed through a line (-parsed +re-parsed):\n%s", diff)
+		}
+	}
 }
 
 // compacted returns it with its extra values compacted, the form
