@@ -73,3 +73,33 @@ func testConcurrent(t *testing.T, q queue.Queue) {
 	}
 	wantCounts(t, q, 0, 0, 0, items)
 }
+
+// Drain works q the way workers do, Reclaim (expired leases back, with
+// ttl 1 minute and 3 attempts) then Lease and Ack until nothing is left,
+// and returns how many times each host was acked. Any error fails tb.
+func Drain(tb testing.TB, q queue.Queue) map[string]int {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := q.Reclaim(ctx, time.Minute, 3); err != nil {
+		tb.Fatalf("Reclaim() error: %v", err)
+	}
+	acked := map[string]int{}
+	for i := 0; ; i++ {
+		if i > 1000 {
+			tb.Fatal("Lease() still returns items after 1000 rounds")
+		}
+		ls, err := q.Lease(ctx, 7, time.Minute, 0)
+		if err != nil {
+			tb.Fatalf("Lease() error: %v", err)
+		}
+		if len(ls) == 0 {
+			return acked
+		}
+		for _, l := range ls {
+			if err := q.Ack(ctx, l); err != nil {
+				tb.Fatalf("Ack(%s) error: %v", l.Item.Host, err)
+			}
+			acked[l.Item.Host]++
+		}
+	}
+}

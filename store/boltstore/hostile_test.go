@@ -15,6 +15,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"spyder/queue"
+	"spyder/queue/queuetest"
 	"spyder/store/boltstore"
 )
 
@@ -95,34 +96,10 @@ func randomBytes(n int, seed uint64) []byte {
 	return b
 }
 
-// drain works the queue the way workers do (Reclaim, then Lease and Ack
-// until nothing is left) and returns the hosts it acked, failing the test
-// on any error.
+// drain works the queue as workers do and returns the hosts it acked.
 func drain(tb testing.TB, s *boltstore.Store) map[string]int {
 	tb.Helper()
-	ctx := context.Background()
-	if _, err := s.Reclaim(ctx, time.Minute, 3); err != nil {
-		tb.Fatalf("Reclaim() error: %v", err)
-	}
-	acked := map[string]int{}
-	for i := 0; ; i++ {
-		if i > 1000 {
-			tb.Fatal("Lease() still returns items after 1000 rounds")
-		}
-		ls, err := s.Lease(ctx, 7, time.Minute, 0)
-		if err != nil {
-			tb.Fatalf("Lease() error: %v", err)
-		}
-		if len(ls) == 0 {
-			return acked
-		}
-		for _, l := range ls {
-			if err := s.Ack(ctx, l); err != nil {
-				tb.Fatalf("Ack(%s) error: %v", l.Item.Host, err)
-			}
-			acked[l.Item.Host]++
-		}
-	}
+	return queuetest.Drain(tb, s)
 }
 
 // checkStatsMatchDump checks that Stats agrees with what Dump holds, and

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"spyder/queue"
+	"spyder/queue/queuetest"
 	"spyder/store/redisstore"
 )
 
@@ -95,28 +96,7 @@ func drainRedis(t *testing.T, s *redisstore.Store, clk *hostileClock) map[string
 		}
 		clk.Add(2 * time.Minute)
 	}
-	if _, err := s.Reclaim(ctx, time.Minute, 3); err != nil {
-		t.Fatalf("Reclaim() error: %v", err)
-	}
-	acked := map[string]int{}
-	for i := 0; ; i++ {
-		if i > 1000 {
-			t.Fatal("Lease() still returns items after 1000 rounds")
-		}
-		ls, err := s.Lease(ctx, 7, time.Minute, 0)
-		if err != nil {
-			t.Fatalf("Lease() error: %v", err)
-		}
-		if len(ls) == 0 {
-			return acked
-		}
-		for _, l := range ls {
-			if err := s.Ack(ctx, l); err != nil {
-				t.Fatalf("Ack(%s) error: %v", l.Item.Host, err)
-			}
-			acked[l.Item.Host]++
-		}
-	}
+	return queuetest.Drain(t, s)
 }
 
 // checkExport checks that Stats and Export agree on how many records the
