@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,31 +56,10 @@ func TestE2E_FileSizeLimitExec(t *testing.T) {
 // EFBIG, as one fails with ENOSPC when the disk is full.
 func startLimited(tb testing.TB, limit int64, args ...string) *proc {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestE2E_FileSizeLimitExec$", "-test.count=1")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SPYDER_") && !strings.HasPrefix(kv, "REDIS_QUEUE_ADDR=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
 	argsJSON, _ := json.Marshal(args)
-	cmd.Env = append(cmd.Env, fsizeExecEnv+"="+mustBinary(tb), fsizeLimitEnv+"="+strconv.FormatInt(limit, 10),
+	cmd := exec.Command(os.Args[0], "-test.run=^TestE2E_FileSizeLimitExec$", "-test.count=1")
+	return startProc(tb, cmd, fsizeExecEnv+"="+mustBinary(tb), fsizeLimitEnv+"="+strconv.FormatInt(limit, 10),
 		fsizeArgsEnv+"="+string(argsJSON))
-	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = &lockedBuffer{b: p.stderr}
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start spyder: %v", err)
-	}
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	tb.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
 }
 
 // TestE2E_DiskFull runs crawls whose files cannot grow, as on a full disk:

@@ -146,17 +146,25 @@ type proc struct {
 // test's environment.
 func startSpyder(tb testing.TB, args ...string) *proc {
 	tb.Helper()
-	cmd := exec.Command(mustBinary(tb), args...)
+	return startProc(tb, exec.Command(mustBinary(tb), args...))
+}
+
+// startProc starts cmd with the test's environment less its SPYDER_ and
+// REDIS_QUEUE_ADDR variables, plus env, and kills it at cleanup if it is
+// still running.
+func startProc(tb testing.TB, cmd *exec.Cmd, env ...string) *proc {
+	tb.Helper()
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SPYDER_") && !strings.HasPrefix(kv, "REDIS_QUEUE_ADDR=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, env...)
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = &lockedBuffer{b: p.stderr}
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start spyder: %v", err)
+		tb.Fatalf("start %s: %v", cmd.Path, err)
 	}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
 	tb.Cleanup(func() {
