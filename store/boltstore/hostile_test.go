@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,7 +27,7 @@ import (
 
 const hostileGood = 20 // good hosts seeded beside the garbage
 
-func goodHost(i int) string { return fmt.Sprintf("good%02d.example.com", i) }
+var goodHosts = queuetest.GoodHosts(hostileGood)
 
 // mustHostileDB seeds the good hosts into a new file, lets inject write to
 // it through bbolt directly (the store closed, as another program would)
@@ -40,11 +39,7 @@ func mustHostileDB(tb testing.TB, inject func(tx *bbolt.Tx) error) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	hosts := make([]string, hostileGood)
-	for i := range hosts {
-		hosts[i] = goodHost(i)
-	}
-	if _, err := s.Seed(context.Background(), hosts); err != nil {
+	if _, err := s.Seed(context.Background(), goodHosts); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := boltstore.NewSpool(s.DB()); err != nil {
@@ -85,21 +80,6 @@ func procRecord(deadline time.Time, raw []byte) []byte {
 	v := binary.BigEndian.AppendUint64(nil, uint64(deadline.UnixNano()))
 	v = binary.BigEndian.AppendUint64(v, uint64(time.Now().UnixNano()))
 	return append(v, raw...)
-}
-
-func randomBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, seed))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
-
-// drain works the queue as workers do and returns the hosts it acked.
-func drain(tb testing.TB, s *boltstore.Store) map[string]int {
-	tb.Helper()
-	return queuetest.Drain(tb, s)
 }
 
 // checkStatsMatchDump checks that Stats agrees with what Dump holds, and
@@ -145,27 +125,25 @@ func checkStatsMatchDump(tb testing.TB, s *boltstore.Store) queue.Stats {
 // leased and acked once, and the queue's other calls keep working.
 func TestStore_HostileItems(t *testing.T) {
 	t.Parallel()
-	hugeValid := []byte(`{"host":"huge.example.com","ts":1,"attempt":0,"pad":"` + strings.Repeat("x", 1<<20) + `"}`)
 	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-	tests := []struct {
+	type test struct {
 		name     string
 		inject   func(tx *bbolt.Tx) error
 		dead     []byte   // the bytes that must end in dead, whole
 		reason   string   // part of the dead item's error
 		moreGood []string // decodable hosts the garbage came with
-	}{
-		{"PendingRandomBytes", appendTo("pending", nil, randomBytes(300, 1)), randomBytes(300, 1), "undecodable item", nil},
-		{"PendingTruncatedJSON", appendTo("pending", nil, []byte(`{"host":"cut.example.com","ts":17`)), []byte(`{"host":"cut.example.com","ts":17`), "not a JSON object", nil},
-		{"PendingHostNumber", appendTo("pending", nil, []byte(`{"host":5}`)), []byte(`{"host":5}`), `"host" must be a non-empty string`, nil},
-		{"PendingArray", appendTo("pending", nil, []byte(`[]`)), []byte(`[]`), "not a JSON object", nil},
-		{"PendingString", appendTo("pending", nil, []byte(`"x"`)), []byte(`"x"`), "not a JSON object", nil},
-		{"PendingNull", appendTo("pending", nil, []byte(`null`)), []byte(`null`), "item is null", nil},
-		{"PendingEmpty", appendTo("pending", nil, []byte{}), []byte{}, "undecodable item", nil},
-		{"PendingBadHost", appendTo("pending", nil, []byte(`{"host":"not a host","ts":1,"attempt":0}`)), []byte(`{"host":"not a host","ts":1,"attempt":0}`), "invalid host", nil},
-		{"PendingNegativeAttempt", appendTo("pending", nil, []byte(`{"host":"a.example.com","attempt":-1}`)), []byte(`{"host":"a.example.com","attempt":-1}`), `"attempt" must be a non-negative integer`, nil},
-		{"Pending1MBGarbage", appendTo("pending", nil, randomBytes(1<<20, 2)), randomBytes(1<<20, 2), "undecodable item", nil},
-		{"Pending16MBGarbage", appendTo("pending", nil, bytes.Repeat([]byte("{"), 16<<20)), bytes.Repeat([]byte("{"), 16<<20), "undecodable item", nil},
-		{"Pending1MBValidItem", appendTo("pending", nil, hugeValid), nil, "", []string{"huge.example.com"}},
+	}
+	var tests []test
+	for _, h := range queuetest.HostileItems() {
+		tt := test{name: "Pending" + h.Name, inject: appendTo("pending", nil, h.Raw), reason: h.Reason}
+		if h.Reason != "" {
+			tt.dead = h.Raw
+		} else {
+			tt.moreGood = []string{h.Host}
+		}
+		tests = append(tests, tt)
+	}
+	tests = append(tests, []test{
 		{"PendingShortKeyAtFront", appendTo("pending", []byte("a"), []byte(`{"host":"front.example.com","ts":1,"attempt":0}`)), nil, "", []string{"front.example.com"}},
 		{"PendingLongKeyAtBack", appendTo("pending", bytes.Repeat([]byte{0xff}, 40), []byte(`{"host":"back.example.com","ts":1,"attempt":0}`)), nil, "", []string{"back.example.com"}},
 		{"ProcessingShortRecord", appendTo("processing", []byte("zzzz"), []byte("abc")), []byte("abc"), "corrupt processing record", nil},
@@ -173,7 +151,7 @@ func TestStore_HostileItems(t *testing.T) {
 		{"ProcessingGarbageItemNotExpired", appendTo("processing", []byte("0000000000000099"), procRecord(future, []byte("not json"))), []byte("not json"), "undecodable item", nil},
 		{"ProcessingGarbageItemExpired", appendTo("processing", []byte("0000000000000099"), procRecord(past, []byte(`{"host":[]}`))), []byte(`{"host":[]}`), "undecodable item", nil},
 		{"ProcessingOddKeyExpired", appendTo("processing", []byte("k"), procRecord(past, []byte(`{"host":"odd.example.com","ts":1,"attempt":0}`))), nil, "", []string{"odd.example.com"}},
-	}
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -183,38 +161,8 @@ func TestStore_HostileItems(t *testing.T) {
 			}
 			defer s.Close()
 			checkStatsMatchDump(t, s)
-			acked := drain(t, s)
-			want := hostileGood + len(tt.moreGood)
-			if len(acked) != want {
-				t.Errorf("acked %d hosts, want %d", len(acked), want)
-			}
-			for i := range hostileGood {
-				if acked[goodHost(i)] != 1 {
-					t.Errorf("%s acked %d times, want 1", goodHost(i), acked[goodHost(i)])
-				}
-			}
-			for _, h := range tt.moreGood {
-				if acked[h] != 1 {
-					t.Errorf("%s acked %d times, want 1", h, acked[h])
-				}
-			}
-			dead, err := s.Dead(context.Background(), 0)
-			if err != nil {
-				t.Fatalf("Dead() error: %v", err)
-			}
-			switch {
-			case tt.dead == nil && len(dead) != 0:
-				t.Errorf("Dead() = %d items, want none", len(dead))
-			case tt.dead != nil && len(dead) != 1:
-				t.Errorf("Dead() = %d items, want 1", len(dead))
-			case tt.dead != nil:
-				if !bytes.Equal(dead[0].Raw, tt.dead) {
-					t.Errorf("dead item bytes = %q…, want the injected %q…", clipped(dead[0].Raw), clipped(tt.dead))
-				}
-				if !strings.Contains(dead[0].Error, tt.reason) {
-					t.Errorf("dead item error = %q, want it to say %q", dead[0].Error, tt.reason)
-				}
-			}
+			acked := queuetest.Drain(t, s)
+			queuetest.CheckDrained(t, s, acked, goodHosts, tt.moreGood, tt.dead, tt.reason)
 			st := checkStatsMatchDump(t, s)
 			if st.Pending != 0 || st.Processing != 0 {
 				t.Errorf("Stats() after draining = %+v, want nothing pending or processing", st)
@@ -222,8 +170,6 @@ func TestStore_HostileItems(t *testing.T) {
 		})
 	}
 }
-
-func clipped(b []byte) []byte { return b[:min(len(b), 40)] }
 
 // TestStore_HostileRecords puts broken records in dead, seen and the
 // counts: every call still works, and the broken bytes are kept.
@@ -268,14 +214,14 @@ func TestStore_HostileRecords(t *testing.T) {
 			defer s.Close()
 			checkStatsMatchDump(t, s)
 			tt.check(t, s)
-			acked := drain(t, s)
+			acked := queuetest.Drain(t, s)
 			if len(acked) != hostileGood {
 				t.Errorf("acked %d hosts, want %d", len(acked), hostileGood)
 			}
 			if _, err := s.RetryDead(context.Background(), 0); err != nil {
 				t.Errorf("RetryDead() error: %v", err)
 			}
-			drain(t, s)
+			queuetest.Drain(t, s)
 			if _, err := s.PurgeDead(context.Background()); err != nil {
 				t.Errorf("PurgeDead() error: %v", err)
 			}
@@ -297,7 +243,7 @@ func wantDeadRaw(raw, reason string) func(t *testing.T, s *boltstore.Store) {
 			t.Fatalf("Dead() = %d items, want 1", len(dead))
 		}
 		if string(dead[0].Raw) != raw && !strings.HasSuffix(raw, string(dead[0].Raw)) {
-			t.Errorf("dead item bytes = %q, want %q", clipped(dead[0].Raw), clipped([]byte(raw)))
+			t.Errorf("dead item bytes = %q, want %q", dead[0].Raw[:min(len(dead[0].Raw), 40)], raw[:min(len(raw), 40)])
 		}
 		if !strings.Contains(dead[0].Error, reason) {
 			t.Errorf("dead item error = %q, want it to say %q", dead[0].Error, reason)
@@ -323,7 +269,7 @@ func TestStore_Release_HostileFrontKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.Seed(ctx, []string{goodHost(0)})
+			s.Seed(ctx, []string{goodHosts[0]})
 			ls, err := s.Lease(ctx, 1, time.Hour, 0)
 			if err != nil || len(ls) != 1 {
 				t.Fatalf("Lease() = %v, %v", ls, err)
@@ -354,9 +300,9 @@ func TestStore_Release_HostileFrontKey(t *testing.T) {
 			if n, err := s.Release(ctx, ls); err != nil || n != 1 {
 				t.Fatalf("Release() = %d, %v; want 1, nil", n, err)
 			}
-			acked := drain(t, s)
+			acked := queuetest.Drain(t, s)
 			if len(acked) != 1+len(keys) {
-				t.Errorf("acked %v, want %s and the %d injected items", acked, goodHost(0), len(keys))
+				t.Errorf("acked %v, want %s and the %d injected items", acked, goodHosts[0], len(keys))
 			}
 			checkStatsMatchDump(t, s)
 		})

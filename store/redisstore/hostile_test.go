@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +27,7 @@ import (
 
 const hostileGood = 20 // good hosts seeded beside the garbage
 
-func goodHost(i int) string { return fmt.Sprintf("good%02d.example.com", i) }
+var goodHosts = queuetest.GoodHosts(hostileGood)
 
 // hostileClock is a hand-moved clock for Options.Now, starting at the real
 // time so that garbage scored by real time makes sense against it.
@@ -65,23 +64,10 @@ func mustHostileStore(t *testing.T) (*redisstore.Store, hostileKeys, *hostileClo
 	t.Helper()
 	clk := &hostileClock{t: time.Now()}
 	s := MustOpen(t, "", &redisstore.Options{Now: clk.Now})
-	hosts := make([]string, hostileGood)
-	for i := range hosts {
-		hosts[i] = goodHost(i)
-	}
-	if _, err := s.Seed(context.Background(), hosts); err != nil {
+	if _, err := s.Seed(context.Background(), goodHosts); err != nil {
 		t.Fatal(err)
 	}
 	return s, keysOf(s.Key()), clk
-}
-
-func randomBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, seed))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
 }
 
 // drainRedis works the queue the way workers do: Reclaim (twice, a lease
@@ -140,25 +126,24 @@ func TestStore_HostileItems(t *testing.T) {
 		}
 	}
 	valid := `{"host":"%s","ts":1,"attempt":0}`
-	huge := fmt.Sprintf(`{"host":"huge.example.com","ts":1,"attempt":0,"pad":"%s"}`, strings.Repeat("x", 1<<20))
-	tests := []struct {
+	type test struct {
 		name     string
 		inject   func(context.Context, redis.UniversalClient, hostileKeys) error
 		dead     []byte   // the bytes that must end in dead, whole
 		reason   string   // part of the dead item's error
 		moreGood []string // decodable hosts the garbage came with
-	}{
-		{"PendingRandomBytes", lpush(pending, randomBytes(300, 1)), randomBytes(300, 1), "undecodable item", nil},
-		{"PendingTruncatedJSON", lpush(pending, []byte(`{"host":"cut.example.com","ts":17`)), []byte(`{"host":"cut.example.com","ts":17`), "not a JSON object", nil},
-		{"PendingHostNumber", lpush(pending, []byte(`{"host":5}`)), []byte(`{"host":5}`), `"host" must be a non-empty string`, nil},
-		{"PendingArray", lpush(pending, []byte(`[]`)), []byte(`[]`), "not a JSON object", nil},
-		{"PendingString", lpush(pending, []byte(`"x"`)), []byte(`"x"`), "not a JSON object", nil},
-		{"PendingNull", lpush(pending, []byte(`null`)), []byte(`null`), "item is null", nil},
-		{"PendingEmpty", lpush(pending, []byte{}), []byte{}, "undecodable item", nil},
-		{"PendingBadHost", lpush(pending, []byte(`{"host":"not a host"}`)), []byte(`{"host":"not a host"}`), "invalid host", nil},
-		{"Pending1MBGarbage", lpush(pending, randomBytes(1<<20, 2)), randomBytes(1<<20, 2), "undecodable item", nil},
-		{"Pending16MBGarbage", lpush(pending, bytes.Repeat([]byte("{"), 16<<20)), bytes.Repeat([]byte("{"), 16<<20), "undecodable item", nil},
-		{"Pending1MBValidItem", lpush(pending, []byte(huge)), nil, "", []string{"huge.example.com"}},
+	}
+	var tests []test
+	for _, h := range queuetest.HostileItems() {
+		tt := test{name: "Pending" + h.Name, inject: lpush(pending, h.Raw), reason: h.Reason}
+		if h.Reason != "" {
+			tt.dead = h.Raw
+		} else {
+			tt.moreGood = []string{h.Host}
+		}
+		tests = append(tests, tt)
+	}
+	tests = append(tests, []test{
 		{"LegacyGarbage", lpush(legacy, []byte("not json")), []byte("not json"), "undecodable item", nil},
 		{"LegacyValidItem", lpush(legacy, fmt.Appendf(nil, valid, "legacy.example.com")), nil, "", []string{"legacy.example.com"}},
 		{"LeaseMemberWithoutSpace", lease(0, "garbage-without-a-space"), []byte("garbage-without-a-space"), "undecodable item", nil},
@@ -168,7 +153,7 @@ func TestStore_HostileItems(t *testing.T) {
 		{"LeaseScorePlusInf", lease(math.Inf(1), "3-3 "+fmt.Sprintf(valid, "forever.example.com")), nil, "", []string{"forever.example.com"}},
 		{"LeaseScoreMinusInf", lease(math.Inf(-1), "4-4 "+fmt.Sprintf(valid, "minus.example.com")), nil, "", []string{"minus.example.com"}},
 		{"LeaseScoreFarFuture", lease(1e15, "5-5 not json either"), []byte("not json either"), "undecodable item", nil},
-	}
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -179,44 +164,13 @@ func TestStore_HostileItems(t *testing.T) {
 			}
 			checkExport(t, s)
 			acked := drainRedis(t, s, clk)
-			for i := range hostileGood {
-				if acked[goodHost(i)] != 1 {
-					t.Errorf("%s acked %d times, want 1", goodHost(i), acked[goodHost(i)])
-				}
-			}
-			for _, h := range tt.moreGood {
-				if acked[h] != 1 {
-					t.Errorf("%s acked %d times, want 1", h, acked[h])
-				}
-			}
-			if want := hostileGood + len(tt.moreGood); len(acked) != want {
-				t.Errorf("acked %d hosts, want %d", len(acked), want)
-			}
-			dead, err := s.Dead(ctx, 0)
-			if err != nil {
-				t.Fatalf("Dead() error: %v", err)
-			}
-			switch {
-			case tt.dead == nil && len(dead) != 0:
-				t.Errorf("Dead() = %d items (%q…), want none", len(dead), clipped(dead[0].Raw))
-			case tt.dead != nil && len(dead) != 1:
-				t.Errorf("Dead() = %d items, want 1", len(dead))
-			case tt.dead != nil:
-				if !bytes.Equal(dead[0].Raw, tt.dead) {
-					t.Errorf("dead item bytes = %q…, want the injected %q…", clipped(dead[0].Raw), clipped(tt.dead))
-				}
-				if !strings.Contains(dead[0].Error, tt.reason) {
-					t.Errorf("dead item error = %q, want it to say %q", dead[0].Error, tt.reason)
-				}
-			}
+			queuetest.CheckDrained(t, s, acked, goodHosts, tt.moreGood, tt.dead, tt.reason)
 			if st := checkExport(t, s); st.Pending != 0 || st.Processing != 0 || st.Seen != hostileGood {
 				t.Errorf("Stats() after draining = %+v, want nothing pending or processing, %d seen", st, hostileGood)
 			}
 		})
 	}
 }
-
-func clipped(b []byte) []byte { return b[:min(len(b), 40)] }
 
 // TestStore_HostileRecords puts garbage in the dead list and the seen set:
 // every call still works and the garbage is kept, listed and exported.
@@ -398,10 +352,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 				}
 			}
 			got := drainRedis(t, s, clk)
-			want := []string{"legacy.example.com", "new1.example.com", "new2.example.com"}
-			for i := range hostileGood {
-				want = append(want, goodHost(i))
-			}
+			want := append([]string{"legacy.example.com", "new1.example.com", "new2.example.com"}, goodHosts...)
 			for _, h := range want {
 				n := got[h]
 				if h == held[0].Item.Host {
