@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,25 +28,6 @@ const hostileGood = 20 // good hosts seeded beside the garbage
 
 var goodHosts = queuetest.GoodHosts(hostileGood)
 
-// hostileClock is a hand-moved clock for Options.Now, starting at the real
-// time so that garbage scored by real time makes sense against it.
-type hostileClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *hostileClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *hostileClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // hostileKeys are the queue's keys under base, as the package doc lists.
 type hostileKeys struct {
 	pending, legacy, leases, dead, seen, seq, noticed, spool string
@@ -60,9 +40,9 @@ func keysOf(base string) hostileKeys {
 
 // mustHostileStore opens a store on a fresh base with a hand clock and
 // seeds the good hosts.
-func mustHostileStore(t *testing.T) (*redisstore.Store, hostileKeys, *hostileClock) {
+func mustHostileStore(t *testing.T) (*redisstore.Store, hostileKeys, *clock) {
 	t.Helper()
-	clk := &hostileClock{t: time.Now()}
+	clk := &clock{t: time.Now()} // real time, so garbage scored by it makes sense
 	s := MustOpen(t, "", &redisstore.Options{Now: clk.Now})
 	if _, err := s.Seed(context.Background(), goodHosts); err != nil {
 		t.Fatal(err)
@@ -73,7 +53,7 @@ func mustHostileStore(t *testing.T) (*redisstore.Store, hostileKeys, *hostileClo
 // drainRedis works the queue the way workers do: Reclaim (twice, a lease
 // TTL apart, so items an older worker left are taken too), then Lease and
 // Ack until nothing is left. It returns the hosts acked.
-func drainRedis(t *testing.T, s *redisstore.Store, clk *hostileClock) map[string]int {
+func drainRedis(t *testing.T, s *redisstore.Store, clk *clock) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	for range 2 {
