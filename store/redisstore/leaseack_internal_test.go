@@ -1,0 +1,60 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+
+	"spyder/store/redisstore/redistest"
+)
+
+// TestLeaseAck_MixedAcks: one call acking held leases, a lease not held and
+// the same lease twice answers each ack on its own, removes exactly the held
+// leases and leaves the others' leases with their deadlines. (The script
+// marks the acked members with score -1 and answers from the count when every
+// ack was held; this is the case where it must look at which were.)
+func TestLeaseAck_MixedAcks(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer c.Close()
+	k := newKeys(redistest.Prefix(t))
+	const a, b, other = "1-5 a", "2-5 b", "3-5 c"
+	if err := c.ZAdd(ctx, k.leases,
+		redis.Z{Score: 7000, Member: a}, redis.Z{Score: 7000, Member: b}, redis.Z{Score: 9000, Member: other}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ack := func(token int, members ...any) []any {
+		t.Helper()
+		args := append([]any{token, "1000", len(members)}, members...)
+		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, k.pending + ":replies:test"}, args...).Slice()
+		if err != nil {
+			t.Fatalf("leaseack error: %v", err)
+		}
+		return v
+	}
+
+	got := ack(1, a, "9-5 gone", b, a)
+	if diff := cmp.Diff([]any{int64(1000), int64(1), int64(0), int64(1), int64(0)}, got); diff != "" {
+		t.Errorf("acks of a, a lease not held, b, a again (-want +got):\n%s", diff)
+	}
+	left, err := c.ZRangeWithScores(ctx, k.leases, 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]redis.Z{{Score: 9000, Member: other}}, left); diff != "" {
+		t.Errorf("leases after the acks (-want +got):\n%s", diff)
+	}
+
+	// All held: answered from the count.
+	if err := c.ZAdd(ctx, k.leases, redis.Z{Score: 7000, Member: a}, redis.Z{Score: 7000, Member: b}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]any{int64(1000), int64(1), int64(1)}, ack(2, a, b)); diff != "" {
+		t.Errorf("acks of two held leases (-want +got):\n%s", diff)
+	}
+	if n := c.ZCard(ctx, k.leases).Val(); n != 1 {
+		t.Errorf("ZCARD leases = %d after acking a and b, want 1 (the other holder's)", n)
+	}
+}
