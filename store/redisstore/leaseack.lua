@@ -89,37 +89,13 @@ if total > 0 then
   end
 end
 if nack > 0 then
-  -- Which leases were held, in three bulk commands instead of a ZREM per
-  -- lease (each redis.call from Lua costs more than the removal itself; a
-  -- ZMSCORE check would format every score): mark every held one with score
-  -- -1, which no deadline has; when the marked count is the number of acks,
-  -- all were held (so no ack was given twice), else the marked members tell
-  -- which; then remove the marked. A -1 member never outlives this script,
-  -- and one left by a crash would be reclaimed as expired, not lost.
-  local z = {'XX', 'CH'}
+  -- One ZREM per lease tells which were held; ZMSCORE first would format
+  -- every score as a string just to test it.
   for i = 1, nack do
-    z[2 * i + 1] = '-1'
-    z[2 * i + 2] = ARGV[3 + i]
+    local held = redis.call('ZREM', KEYS[2], ARGV[3 + i])
+    out[i + 1] = held
+    acks[i] = held == 1 and '1' or '0'
   end
-  local c = redis.call('ZADD', KEYS[2], unpack(z))
-  if c == nack then
-    for i = 1, nack do
-      out[i + 1] = 1
-      acks[i] = '1'
-    end
-  else
-    local held = {}
-    for _, m in ipairs(redis.call('ZRANGE', KEYS[2], '-1', '-1', 'BYSCORE')) do
-      held[m] = true
-    end
-    for i = 1, nack do
-      local m = ARGV[3 + i]
-      out[i + 1] = held[m] and 1 or 0
-      acks[i] = held[m] and '1' or '0'
-      held[m] = nil
-    end
-  end
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-1', '-1')
 end
 
 local items = total > 0 and redis.call('RPOP', KEYS[1], total)
