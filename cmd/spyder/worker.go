@@ -13,6 +13,7 @@ import (
 	"spyder/crawl"
 	"spyder/queue"
 	"spyder/store/boltstore"
+	"spyder/store/redisstore"
 )
 
 // prober probes one host; *crawl.Crawler is the one in use.
@@ -226,19 +227,24 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 	// it now could write it twice.
 	err := w.out.Add(bg, res)
 	l = endHeartbeat()
-	if err != nil && diskFull(err) {
-		// Not the host's fault, and every other output would fail too:
+	if err != nil {
+		err = fmt.Errorf("output: %w", err)
+	} else if w.continuous && len(res.Discovered) > 0 {
+		// Before the ack: hosts found but not queued would be lost.
+		if err = w.enqueue(bg, res.Discovered); err != nil {
+			err = fmt.Errorf("enqueue discovered hosts: %w", err)
+		}
+	}
+	if err != nil && (diskFull(err) || redisstore.RefusesWrites(err)) {
+		// Not the host's fault, and every other host would fail alike:
 		// stop the run rather than fail each host to dead. The lease
 		// stays tracked and is released.
-		w.halt(haltError{fmt.Errorf("output: %w", err)})
+		w.halt(haltError{err})
 		return
 	}
 	if err != nil {
-		w.fail(bg, l, "output: "+err.Error())
+		w.fail(bg, l, err.Error())
 		return
-	}
-	if w.continuous && len(res.Discovered) > 0 {
-		w.enqueue(bg, host, res.Discovered)
 	}
 	err = w.q.Ack(bg, l)
 	w.untrack(l.ID)
@@ -315,24 +321,25 @@ func (w *loop) fail(bg context.Context, l queue.Lease, reason string) {
 
 // enqueue seeds the hosts a probe discovered, within --max-domains. Calls
 // are serialised so that workers together stay within the bound (in a
-// fleet each probe keeps it on its own view of the seen count).
-func (w *loop) enqueue(bg context.Context, from string, hosts []string) {
+// fleet each probe keeps it on its own view of the seen count). On error
+// the host is not acked: it is failed and probed again, or the run stops.
+func (w *loop) enqueue(bg context.Context, hosts []string) error {
 	w.enqMu.Lock()
 	defer w.enqMu.Unlock()
 	room := w.maxDomains - w.seen.Load()
 	if room <= 0 {
-		return
+		return nil
 	}
 	if int64(len(hosts)) > room {
 		hosts = hosts[:room]
 	}
 	res, err := w.q.Seed(bg, hosts)
 	if err != nil {
-		w.log.Warn("enqueue_error", "from", from, "err", err)
-		return
+		return err
 	}
 	w.seen.Add(int64(res.Added))
 	w.m.discovered.Add(float64(res.Added))
+	return nil
 }
 
 // releaseRest hands every lease still held back to pending in one step.

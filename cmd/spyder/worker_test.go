@@ -18,11 +18,11 @@ import (
 	"spyder/store/boltstore"
 )
 
-// loopFixture is a worker loop over a bbolt queue and a simulated world,
-// all in-process.
+// loopFixture is a worker loop over a queue (bbolt unless told) and a
+// simulated world, all in-process.
 type loopFixture struct {
 	w       *crawltest.World
-	q       *boltstore.Store
+	q       queue.Queue
 	l       *loop
 	batcher *crawl.Batcher
 	logs    *syncBuffer
@@ -47,12 +47,17 @@ func (s *syncBuffer) String() string {
 
 func newLoopFixture(tb testing.TB, o crawltest.Options, seeds int, sink crawl.Sink, hostTimeout time.Duration) *loopFixture {
 	tb.Helper()
-	w := crawltest.Start(tb, o)
 	q, err := boltstore.Open(filepath.Join(tb.TempDir(), "spyder.db"), boltstore.Options{NoSync: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { q.Close() })
+	return newLoopFixtureOn(tb, q, o, seeds, sink, hostTimeout)
+}
+
+func newLoopFixtureOn(tb testing.TB, q queue.Queue, o crawltest.Options, seeds int, sink crawl.Sink, hostTimeout time.Duration) *loopFixture {
+	tb.Helper()
+	w := crawltest.Start(tb, o)
 	if _, err := q.Seed(tb.Context(), w.Seeds[:seeds]); err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"spyder/crawl"
+	"spyder/crawl/crawltest"
+	"spyder/store/redisstore"
+	"spyder/store/redisstore/redistest"
+)
+
+// TestE2E_RedisRefusesWrites: a fleet probe whose Redis stops taking
+// writes (over maxmemory with noeviction, as a queue's Redis should be
+// configured) stops with one line saying so, instead of failing every host
+// through its attempts to dead; once Redis has room the crawl finishes.
+func TestE2E_RedisRefusesWrites(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 150, Seed: 33})
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	ctx := context.Background()
+	backend := []string{"--redis", srv.Addr, "--queue-key", "spyder:queue"}
+	runApp(t, append([]string{"queue", "seed"}, append(backend, mustDomains(t, w.Seeds))...)...)
+	if err := c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "100kb").Err(); err != nil { // below what it uses
+		t.Fatal(err)
+	}
+
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	args := append(append([]string{"run", "--exit-when-empty", "--out", out, "--concurrency", "16"}, backend...), worldArgs(t, w)...)
+	p := startSpyder(t, args...)
+	err := p.wait(t, 60*time.Second)
+	log := p.log()
+	if err == nil {
+		t.Fatalf("spyder run on a Redis refusing writes exited 0; stderr:\n%s", log)
+	}
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "spyder: ") || !strings.Contains(last, "OOM") {
+		t.Errorf("last line of stderr = %q, want one line saying Redis refuses writes (OOM)", last)
+	}
+	if n := len(logLines(log, "item_dead")) + len(logLines(log, "host_failed")); n > 0 {
+		t.Errorf("%d hosts failed or sent to dead because Redis was full", n)
+	}
+	st := mustRedisStats(t, backend)
+	if st.Dead != 0 || st.Pending+st.Processing != int64(len(w.Seeds))-int64(len(mustReadBatches(t, out).Probes)) {
+		t.Errorf("queue stats after Redis filled = %+v, want 0 dead and every unwritten host pending or leased", st)
+	}
+	t.Logf("after Redis filled: %+v; stderr:\n%s", st, log)
+
+	// With room again, the crawl finishes.
+	if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	p = startSpyder(t, append(args, "--lease", "5s")...)
+	if err := p.wait(t, 90*time.Second); err != nil {
+		t.Fatalf("spyder run with room again: %v\n%s", err, p.log())
+	}
+	if st := mustRedisStats(t, backend); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
+		t.Errorf("queue stats after the resumed run = %+v, want everything done", st)
+	}
+	counts := probeCounts(mustReadBatches(t, out).Probes)
+	for _, h := range w.Seeds {
+		if counts[h] == 0 {
+			t.Errorf("host %s never written", h)
+		}
+	}
+}
+
+func mustRedisStats(t *testing.T, backend []string) queueStatsJSON {
+	t.Helper()
+	var st queueStatsJSON
+	if err := json.Unmarshal([]byte(runApp(t, append([]string{"queue", "stats", "--json"}, backend...)...)), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestLoop_EnqueueRefusedStopsBeforeAck: in continuous mode, when Redis
+// will not take the discovered hosts (over maxmemory), the host that found
+// them is not acked as done (its discoveries would be lost): the run stops
+// with the cause and its leases go back to pending, none failed or dead.
+func TestLoop_EnqueueRefusedStopsBeforeAck(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	q, err := redisstore.Open(t.Context(), c, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	var out bytes.Buffer
+	sink, _ := crawl.NewJSONSink(&out, crawl.FormatBatch)
+	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 60, Seed: 24}, 10, &lockedSink{s: sink}, 5*time.Second)
+	f.l.continuous = true
+	f.l.seen.Store(10)
+	ctx := t.Context()
+	if err := c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "100kb").Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	err = f.l.run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "enqueue discovered hosts") || !strings.Contains(err.Error(), "OOM") {
+		t.Fatalf("loop.run = %v, want the enqueue's OOM error\n%s", err, f.logs)
+	}
+	st := f.stats(t)
+	if st.Dead != 0 || st.Processing != 0 || st.Seen != 10 || st.Pending+f.l.done.Load() != 10 {
+		t.Errorf("stats = %+v with %d done, want every seed done or pending again, none dead", st, f.l.done.Load())
+	}
+	if st.Pending == 0 {
+		t.Errorf("every seed acked; want those whose discoveries were refused left pending\n%s", f.logs)
+	}
+	for _, msg := range []string{"host_failed", "item_dead"} {
+		if n := strings.Count(f.logs.String(), `"msg":"`+msg+`"`); n > 0 {
+			t.Errorf("%d %s lines, want 0: Redis refusing writes is not the host's fault", n, msg)
+		}
+	}
+}
