@@ -193,8 +193,11 @@ func TestLoop_HeartbeatKeepsLongProbes(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	sink, _ := crawl.NewJSONSink(&out, crawl.FormatBatch)
-	f := newLoopFixture(t, crawltest.Options{Hosts: 12, Seed: 23, SlowFraction: 0.5}, 12, &lockedSink{s: sink}, 2*time.Second)
-	f.l.leaseTTL = 600 * time.Millisecond
+	// Probes of hanging hosts last 4 s, over three TTLs; a heartbeat comes
+	// every TTL/3, leaving 800 ms for one to be late under -race and load
+	// (with a 600 ms TTL, one was late by more than its 400 ms).
+	f := newLoopFixture(t, crawltest.Options{Hosts: 12, Seed: 23, SlowFraction: 0.5}, 12, &lockedSink{s: sink}, 4*time.Second)
+	f.l.leaseTTL = 1200 * time.Millisecond
 	f.l.reclaimEvery = 100 * time.Millisecond
 	f.run(t, t.Context())
 	if n := f.l.done.Load(); n != 12 {
