@@ -37,8 +37,12 @@ import (
 // only counted.
 const MaxImportErrors = 20
 
-// maxLine bounds one import line, so a broken file cannot exhaust memory.
-const maxLine = 16 << 20
+// maxLine bounds one import line. It is above the longest line an export
+// writes (a 512 MB Redis value, the largest there is, as base64), so every
+// export imports; and only lines that begin as JSON objects grow that far
+// (see readLine), so a binary file given by mistake is refused without being
+// read into memory.
+const maxLine = 1 << 30
 
 // Export writes every record of q to w as JSON lines (see the format above).
 // It reads a consistent snapshot when the backend's Dump does.
@@ -171,7 +175,7 @@ func ParseRecords(r io.Reader) ([]Record, error) {
 	for n := 1; ; n++ {
 		line, err := readLine(br)
 		eof := errors.Is(err, io.EOF)
-		if err != nil && !eof && !errors.Is(err, errLineTooLong) {
+		if err != nil && !eof && !errors.Is(err, errLineTooLong) && !errors.Is(err, errNotObject) {
 			return nil, fmt.Errorf("import: line %d: %w", n, err)
 		}
 		if n == 1 {
@@ -179,7 +183,7 @@ func ParseRecords(r io.Reader) ([]Record, error) {
 		}
 		var lerr error
 		switch {
-		case errors.Is(err, errLineTooLong):
+		case errors.Is(err, errLineTooLong), errors.Is(err, errNotObject):
 			lerr = err
 		case len(bytes.TrimSpace(line)) > 0:
 			var rec Record
@@ -227,33 +231,46 @@ func checkDuplicate(rec Record, n int, leases, seen map[string]int) error {
 	return nil
 }
 
-var errLineTooLong = fmt.Errorf("line longer than %d bytes", maxLine)
+var (
+	errLineTooLong = fmt.Errorf("line longer than %d bytes", maxLine)
+	errNotObject   = errors.New("not a record: a long line that is not a JSON object")
+)
 
 // readLine returns the next line without its line ending. At the end of the
 // input it returns the last (possibly empty) line with io.EOF. A line over
-// maxLine is skipped to its end and reported as errLineTooLong.
+// maxLine, or over 64 KiB without beginning as a JSON object, is skipped to
+// its end and reported as errLineTooLong or errNotObject.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
-	tooLong := false
+	var bad error
 	for {
 		frag, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(frag) > maxLine+2 {
-				tooLong, line = true, nil
-			} else {
-				line = append(line, frag...)
+		if bad == nil {
+			line = append(line, frag...)
+			switch {
+			case len(line) > maxLine+2:
+				bad, line = errLineTooLong, nil
+			case len(line) > 64<<10 && !beginsObject(line):
+				bad, line = errNotObject, nil
 			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		if bad != nil && (err == nil || errors.Is(err, io.EOF)) {
+			return nil, bad
+		}
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte("\r"))
-		if tooLong && (err == nil || errors.Is(err, io.EOF)) {
-			return nil, errLineTooLong
-		}
 		return line, err
 	}
+}
+
+// beginsObject reports whether line starts, after blanks and a byte order
+// mark, with "{".
+func beginsObject(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t\r\ufeff")
+	return len(t) > 0 && t[0] == '{'
 }
 
 // exportLine is the JSON shape of one export line; pointers tell a missing

@@ -112,9 +112,22 @@ func TestParseRecords_LongLines(t *testing.T) {
 		t.Errorf("ParseRecords(300 KB line) = %d records, want the item with its blob and the seen host", len(recs))
 	}
 
-	huge := `{"kind":"dead","raw":"` + strings.Repeat("y", 17<<20) + `","error":"","at":1}`
-	lines, _ := badLines(t, `{"kind":"seen","host":"a.com"}`+"\n"+huge+"\n"+"junk")
+	// Past the 16 MiB lines were once cut at: what an export of a large
+	// garbage item in dead writes.
+	huge := `{"kind":"dead","raw":"` + strings.Repeat("y", 17<<20) + `","error":"undecodable item","at":1}`
+	recs, err = queue.ParseRecords(strings.NewReader(huge + "\n" + `{"kind":"seen","host":"a.com"}`))
+	if err != nil || len(recs) != 2 || len(recs[0].Raw) != 17<<20 {
+		t.Errorf("ParseRecords(17 MiB dead record) = %d records, %v; want it and the seen host", len(recs), err)
+	}
+
+	// A long line that is not JSON (a binary file given by mistake) is
+	// refused without being kept whole.
+	binary := strings.Repeat("\x00\xff", 5<<20)
+	lines, ie := badLines(t, `{"kind":"seen","host":"a.com"}`+"\n"+binary+"\n"+"junk")
 	if !cmp.Equal(lines, []int{2, 3}) {
-		t.Errorf("bad lines with a 17 MiB line = %v, want [2 3] (the line numbers after it still right)", lines)
+		t.Errorf("bad lines with a 10 MiB binary line = %v, want [2 3] (the line numbers after it still right)", lines)
+	}
+	if !strings.Contains(ie.Error(), "not a JSON object") {
+		t.Errorf("ImportError = %q, want the binary line called not a JSON object", ie.Error())
 	}
 }

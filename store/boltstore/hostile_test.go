@@ -83,7 +83,7 @@ func procRecord(deadline time.Time, raw []byte) []byte {
 }
 
 // checkStatsMatchDump checks that Stats agrees with what Dump holds, and
-// that Export writes every record. A processing record no worker can hold
+// that Export writes every record and imports. A processing record no worker can hold
 // (it does not decode) is dumped as a raw pending record but counted as
 // processing until Reclaim sends it to dead.
 func checkStatsMatchDump(tb testing.TB, s *boltstore.Store) queue.Stats {
@@ -111,10 +111,7 @@ func checkStatsMatchDump(tb testing.TB, s *boltstore.Store) queue.Stats {
 	if got := [4]int64{st.Pending, st.Processing, st.Dead, st.Seen}; got != n {
 		tb.Errorf("Stats() = %v, want %v as dumped", got, n)
 	}
-	var out bytes.Buffer
-	if err := queue.Export(ctx, s, &out); err != nil {
-		tb.Errorf("Export() error: %v", err)
-	} else if lines := int64(bytes.Count(out.Bytes(), []byte("\n"))); lines != n[0]+n[1]+n[2]+n[3] {
+	if lines := queuetest.ExportImports(tb, s); lines != n[0]+n[1]+n[2]+n[3] {
 		tb.Errorf("Export() wrote %d lines, want %d", lines, n[0]+n[1]+n[2]+n[3])
 	}
 	return st

@@ -96,6 +96,18 @@ func (s *Store) dumpPending(ctx context.Context, snap keys, fn func(queue.Record
 	return nil
 }
 
+// leaseDeadline is the deadline of a lease with the given score. A score
+// no deadline of spyder's has (not positive, infinite or past year 9999,
+// written by another program) is dumped as long expired, which is how
+// Reclaim treats it, so that the export stays importable.
+func leaseDeadline(score float64) time.Time {
+	const maxMs = 253402300799999 // 9999-12-31T23:59:59.999Z
+	if !(score >= 1 && score <= maxMs) { // NaN fails both
+		return time.UnixMilli(1)
+	}
+	return time.UnixMilli(int64(score))
+}
+
 func (s *Store) dumpProcessing(ctx context.Context, snap keys, now time.Time, fn func(queue.Record) error) error {
 	for start := int64(0); ; start += dumpChunk {
 		zs, err := s.c.ZRangeWithScores(ctx, snap.leases, start, start+dumpChunk-1).Result()
@@ -114,7 +126,7 @@ func (s *Store) dumpProcessing(ctx context.Context, snap keys, now time.Time, fn
 			if r.Item == nil {
 				r.Kind = queue.KindPending // leased, and dead when settled
 			} else {
-				r.LeaseID, r.Deadline = id, time.UnixMilli(int64(z.Score))
+				r.LeaseID, r.Deadline = id, leaseDeadline(z.Score)
 			}
 			if err := fn(r); err != nil {
 				return err

@@ -66,7 +66,7 @@ func drainRedis(t *testing.T, s *redisstore.Store, clk *clock) map[string]int {
 }
 
 // checkExport checks that Stats and Export agree on how many records the
-// queue holds.
+// queue holds, and that the export imports.
 func checkExport(t *testing.T, s *redisstore.Store) queue.Stats {
 	t.Helper()
 	ctx := context.Background()
@@ -74,11 +74,7 @@ func checkExport(t *testing.T, s *redisstore.Store) queue.Stats {
 	if err != nil {
 		t.Fatalf("Stats() error: %v", err)
 	}
-	var out bytes.Buffer
-	if err := queue.Export(ctx, s, &out); err != nil {
-		t.Fatalf("Export() error: %v", err)
-	}
-	if lines, want := int64(bytes.Count(out.Bytes(), []byte("\n"))), st.Pending+st.Processing+st.Dead+st.Seen; lines != want {
+	if lines, want := queuetest.ExportImports(t, s), st.Pending+st.Processing+st.Dead+st.Seen; lines != want {
 		t.Errorf("Export() wrote %d lines, Stats() counts %d records (%+v)", lines, want, st)
 	}
 	return st
