@@ -101,7 +101,7 @@ func (s *Store) dumpPending(ctx context.Context, snap keys, fn func(queue.Record
 // written by another program) is dumped as long expired, which is how
 // Reclaim treats it, so that the export stays importable.
 func leaseDeadline(score float64) time.Time {
-	const maxMs = 253402300799999 // 9999-12-31T23:59:59.999Z
+	const maxMs = 253402300799999        // 9999-12-31T23:59:59.999Z
 	if !(score >= 1 && score <= maxMs) { // NaN fails both
 		return time.UnixMilli(1)
 	}
