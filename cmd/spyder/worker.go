@@ -246,7 +246,7 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 		w.fail(bg, l, err.Error())
 		return
 	}
-	err = w.q.Ack(bg, l)
+	err = w.ack(ctx, bg, l)
 	w.untrack(l.ID)
 	switch {
 	case errors.Is(err, queue.ErrLeaseLost):
@@ -258,6 +258,30 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 	default:
 		w.done.Add(1)
 		w.m.acked.Inc()
+	}
+}
+
+// ack acks l, trying again while the queue cannot be reached (a Redis
+// restarting, a network cut) until the lease would expire or ctx (the
+// work's context) ends: an ack given up on leaves the host to be probed
+// again once its lease expires, though its result is written.
+func (w *loop) ack(ctx, bg context.Context, l queue.Lease) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := w.q.Ack(bg, l)
+		if err == nil || errors.Is(err, queue.ErrLeaseLost) || errors.Is(err, queue.ErrClosed) ||
+			time.Until(l.Deadline) < wait {
+			return err
+		}
+		if wait == 100*time.Millisecond {
+			w.log.Warn("ack_retry", "host", l.Item.Host, "err", err, "until", l.Deadline.Format(time.RFC3339))
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
 	}
 }
 

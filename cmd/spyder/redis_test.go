@@ -130,3 +130,54 @@ func TestLoop_EnqueueRefusedStopsBeforeAck(t *testing.T) {
 		}
 	}
 }
+
+// TestLoop_AckWaitsOutRedisRestart: probes that finish while Redis is down
+// ack once it is back, instead of giving up and leaving their hosts to be
+// probed again when the leases expire.
+func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
+	t.Parallel()
+	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) }) // as spyder run does
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	q, err := redisstore.Open(t.Context(), c, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	var out bytes.Buffer
+	sink, _ := crawl.NewJSONSink(&out, crawl.FormatBatch)
+	const hosts = 20
+	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: hosts, Seed: 26, HTTPLatency: 400 * time.Millisecond}, hosts, &lockedSink{s: sink}, 10*time.Second)
+	f.l.concurrency = hosts
+	f.l.leaseTTL = 30 * time.Second // past the test: an ack given up on would stall it
+
+	done := make(chan error, 1)
+	go func() { done <- f.l.run(t.Context()) }()
+	waitFor(t, 10*time.Second, "half the hosts leased", func() bool { return f.stats(t).Processing >= hosts/2 })
+	srv.Stop()
+	waitFor(t, 20*time.Second, "acks failing", func() bool {
+		return strings.Contains(f.logs.String(), `"msg":"ack_retry"`) || strings.Contains(f.logs.String(), `"msg":"ack_error"`)
+	})
+	time.Sleep(time.Second) // the other probes finish and retry too
+	srv.Restart(t)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("loop.run: %v\n%s", err, f.logs)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("loop.run did not finish within 20s of Redis coming back\n%s", f.logs)
+	}
+	if n := f.l.done.Load(); n != hosts {
+		t.Errorf("done = %d, want %d", n, hosts)
+	}
+	for _, msg := range []string{"ack_error", "lease_lost", "lease_reclaimed"} {
+		if n := strings.Count(f.logs.String(), `"msg":"`+msg+`"`); n > 0 {
+			t.Errorf("%d %s lines, want 0: the acks were to wait Redis out\n%s", n, msg, f.logs)
+		}
+	}
+	if st := f.stats(t); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
+		t.Errorf("stats = %+v, want every host acked", st)
+	}
+}
