@@ -266,11 +266,11 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// beginsObject reports whether line starts, after blanks and a byte order
-// mark, with "{".
+// beginsObject reports whether line, read so far, may still begin a JSON
+// object: after blanks and a byte order mark comes "{" or nothing yet.
 func beginsObject(line []byte) bool {
 	t := bytes.TrimLeft(line, " \t\r\ufeff")
-	return len(t) > 0 && t[0] == '{'
+	return len(t) == 0 || t[0] == '{'
 }
 
 // exportLine is the JSON shape of one export line; pointers tell a missing
