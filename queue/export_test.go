@@ -120,6 +120,11 @@ func TestParseRecords_LongLines(t *testing.T) {
 		t.Errorf("ParseRecords(17 MiB dead record) = %d records, %v; want it and the seen host", len(recs), err)
 	}
 
+	indented := strings.Repeat(" ", 100<<10) + `{"kind":"seen","host":"a.com"}`
+	if recs, err := queue.ParseRecords(strings.NewReader(indented)); err != nil || len(recs) != 1 {
+		t.Errorf("ParseRecords(record after 100 KiB of blanks) = %d records, %v; want 1", len(recs), err)
+	}
+
 	// A long line that is not JSON (a binary file given by mistake) is
 	// refused without being kept whole.
 	binary := strings.Repeat("\x00\xff", 5<<20)
