@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -263,6 +264,14 @@ func TestApp_QueueCommands(t *testing.T) {
 
 	if out := runApp(t, "queue", "stats", "--db", db, "--json"); !strings.Contains(out, `"dead":1`) || !strings.Contains(out, `"processing":1`) {
 		t.Errorf("stats = %s, want 1 dead and 1 processing", out)
+	}
+	if out := runApp(t, "queue", "stats", "--db", db); !regexp.MustCompile(`(?m)^oldest lease +[0-9]+s$`).MatchString(out) {
+		t.Errorf("stats = %q, want the age of the lease held", out)
+	}
+	idle := filepath.Join(t.TempDir(), "idle.db")
+	runApp(t, "queue", "seed", "--db", idle, mustDomains(t, []string{"d.example.com"}))
+	if out := runApp(t, "queue", "stats", "--db", idle); !regexp.MustCompile(`(?m)^oldest lease +-$`).MatchString(out) {
+		t.Errorf("stats = %q, want no lease age when none is held", out)
 	}
 	if out := runApp(t, "queue", "dead", "list", "--db", db); !strings.Contains(out, "a.example.com") || !strings.Contains(out, "boom") {
 		t.Errorf("dead list = %q, want a.example.com with its error", out)

@@ -155,7 +155,11 @@ func queueStats(c *cli.Context) error {
 	fmt.Fprintf(tw, "processing\t%d\n", st.Processing)
 	fmt.Fprintf(tw, "dead\t%d\n", st.Dead)
 	fmt.Fprintf(tw, "seen\t%d\n", st.Seen)
-	fmt.Fprintf(tw, "oldest lease\t%s\n", st.OldestLeaseAge.Round(time.Second))
+	oldest := "-" // no lease held
+	if st.Processing > 0 {
+		oldest = st.OldestLeaseAge.Round(time.Second).String()
+	}
+	fmt.Fprintf(tw, "oldest lease\t%s\n", oldest)
 	return tw.Flush()
 }
 
