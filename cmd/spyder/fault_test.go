@@ -280,12 +280,17 @@ func checkRepeats(t *testing.T, runs []*runOut) int {
 	return repeats
 }
 
-// checkAllWritten fails unless the runs together wrote every seed and
-// exactly the world's expected edges.
+// checkAllWritten fails unless the runs together wrote every seed, every
+// expected edge of the probes that did not time out, and no other edge.
 func checkAllWritten(t *testing.T, w *crawltest.World, runs []*runOut) {
 	t.Helper()
 	all := readOutputs(t, runs)
-	checkEdges(t, w, all.Edges)
+	// Under make soak's load a probe can time out (the connect through this
+	// process's dial proxy, above all): its outcome is written as it ended,
+	// which is all these tests are about. Any other missing edge fails.
+	if n := checkCrawlEdges(t, w, all); n > 0 {
+		t.Logf("%d probes timed out; their missing edges are not counted", n)
+	}
 	counts := probeCounts(all.Probes)
 	missing := 0
 	for _, h := range w.Seeds {
