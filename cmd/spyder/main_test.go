@@ -308,6 +308,17 @@ func checkEdges(tb testing.TB, w *crawltest.World, edges []crawl.Edge) {
 	}
 }
 
+// checkEverySeedWritten fails for each seed of w with no outcome in out.
+func checkEverySeedWritten(tb testing.TB, w *crawltest.World, out output) {
+	tb.Helper()
+	counts := probeCounts(out.Probes)
+	for _, h := range w.Seeds {
+		if counts[h] == 0 {
+			tb.Errorf("host %s never written", h)
+		}
+	}
+}
+
 // probeCounts counts how many times each host's outcome was written.
 func probeCounts(ps []crawl.ProbeOutcome) map[string]int {
 	n := map[string]int{}

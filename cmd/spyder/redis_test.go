@@ -69,12 +69,7 @@ func TestE2E_RedisRefusesWrites(t *testing.T) {
 	if st := mustRedisStats(t, backend); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
 		t.Errorf("queue stats after the resumed run = %+v, want everything done", st)
 	}
-	counts := probeCounts(mustReadBatches(t, out).Probes)
-	for _, h := range w.Seeds {
-		if counts[h] == 0 {
-			t.Errorf("host %s never written", h)
-		}
-	}
+	checkEverySeedWritten(t, w, mustReadBatches(t, out))
 }
 
 func mustRedisStats(t *testing.T, backend []string) queueStatsJSON {
@@ -92,14 +87,7 @@ func mustRedisStats(t *testing.T, backend []string) queueStatsJSON {
 // with the cause and its leases go back to pending, none failed or dead.
 func TestLoop_EnqueueRefusedStopsBeforeAck(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer c.Close()
-	q, err := redisstore.Open(t.Context(), c, redisstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	_, c, q := startRedisQueue(t)
 	var out bytes.Buffer
 	sink, _ := crawl.NewJSONSink(&out, crawl.FormatBatch)
 	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 60, Seed: 24}, 10, &lockedSink{s: sink}, 5*time.Second)
@@ -113,7 +101,7 @@ func TestLoop_EnqueueRefusedStopsBeforeAck(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	err = f.l.run(ctx)
+	err := f.l.run(ctx)
 	if err == nil || !strings.Contains(err.Error(), "enqueue discovered hosts") || !strings.Contains(err.Error(), "OOM") {
 		t.Fatalf("loop.run = %v, want the enqueue's OOM error\n%s", err, f.logs)
 	}
@@ -137,14 +125,7 @@ func TestLoop_EnqueueRefusedStopsBeforeAck(t *testing.T) {
 func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
 	t.Parallel()
 	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) }) // as spyder run does
-	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer c.Close()
-	q, err := redisstore.Open(t.Context(), c, redisstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	srv, _, q := startRedisQueue(t, "--appendonly", "yes", "--appendfsync", "always")
 	var out bytes.Buffer
 	sink, _ := crawl.NewJSONSink(&out, crawl.FormatBatch)
 	const hosts = 20
@@ -180,4 +161,19 @@ func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
 	if st := f.stats(t); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
 		t.Errorf("stats = %+v, want every host acked", st)
 	}
+}
+
+// startRedisQueue starts a redis-server of the test's own with args and
+// opens the queue on it.
+func startRedisQueue(t *testing.T, args ...string) (*redistest.Server, *redis.Client, *redisstore.Store) {
+	t.Helper()
+	srv := redistest.Start(t, args...)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { c.Close() })
+	q, err := redisstore.Open(t.Context(), c, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return srv, c, q
 }
