@@ -498,7 +498,7 @@ func logLoadProcs(t *testing.T, procs []*loadProc, items int) {
 		if late := p.reported * int64(3-p.warmup) / 4; late > 0 {
 			perHost = fmt.Sprintf("%.1f B/host", float64(grow<<10)/float64(late))
 		}
-		t.Logf("  %-10s done %7d  peak RSS (VmHWM) %4d MiB  anon RSS by quarter %d/%d/%d/%d MiB (%+d KiB after the first %d, %s)  file RSS %d MiB",
+		t.Logf("  %-10s done %7d  peak RSS (VmHWM) %4d MiB  anon RSS by quarter %d/%d/%d/%d MiB (%+d KiB after the first %d/4, %s)  file RSS %d MiB",
 			p.name, p.reported, p.peak>>10, p.anon[0]>>10, p.anon[1]>>10, p.anon[2]>>10, p.anon[3]>>10, grow, p.warmup+1, perHost, p.file>>10)
 	}
 	if done != int64(items) {
