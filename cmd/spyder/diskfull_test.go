@@ -106,7 +106,7 @@ func TestE2E_DiskFull(t *testing.T) {
 			if n := len(logLines(log, "item_dead")); n > 0 {
 				t.Errorf("%d hosts sent to dead because the disk was full", n)
 			}
-			st := mustStatsJSON(t, db)
+			st := mustStats(t, []string{"--db", db})
 			if st.Dead != 0 || st.Seen != int64(len(w.Seeds)) {
 				t.Errorf("queue stats after the disk filled = %+v, want 0 dead, %d seen", st, len(w.Seeds))
 			}
@@ -117,21 +117,12 @@ func TestE2E_DiskFull(t *testing.T) {
 			if err := p.wait(t, 90*time.Second); err != nil {
 				t.Fatalf("spyder run with room again: %v\n%s", err, p.log())
 			}
-			if st := mustStatsJSON(t, db); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
+			if st := mustStats(t, []string{"--db", db}); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
 				t.Errorf("queue stats after the resumed run = %+v, want everything done", st)
 			}
 			checkEverySeedWritten(t, w, mustReadBatches(t, out))
 		})
 	}
-}
-
-func mustStatsJSON(t *testing.T, db string) queueStatsJSON {
-	t.Helper()
-	var st queueStatsJSON
-	if err := json.Unmarshal([]byte(runApp(t, "queue", "stats", "--json", "--db", db)), &st); err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
 
 // queueStatsJSON is the output of `spyder queue stats --json`.

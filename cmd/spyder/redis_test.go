@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,12 +29,7 @@ func TestE2E_RedisRefusesWrites(t *testing.T) {
 	ctx := context.Background()
 	backend := []string{"--redis", srv.Addr, "--queue-key", "spyder:queue"}
 	runApp(t, append([]string{"queue", "seed"}, append(backend, mustDomains(t, w.Seeds))...)...)
-	if err := c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.ConfigSet(ctx, "maxmemory", "100kb").Err(); err != nil { // below what it uses
-		t.Fatal(err)
-	}
+	fillRedis(t, c)
 
 	out := filepath.Join(t.TempDir(), "out.jsonl")
 	args := append(append([]string{"run", "--exit-when-empty", "--out", out, "--concurrency", "16"}, backend...), worldArgs(t, w)...)
@@ -52,7 +46,7 @@ func TestE2E_RedisRefusesWrites(t *testing.T) {
 	if n := len(logLines(log, "item_dead")) + len(logLines(log, "host_failed")); n > 0 {
 		t.Errorf("%d hosts failed or sent to dead because Redis was full", n)
 	}
-	st := mustRedisStats(t, backend)
+	st := mustStats(t, backend)
 	if st.Dead != 0 || st.Pending+st.Processing != int64(len(w.Seeds))-int64(len(mustReadBatches(t, out).Probes)) {
 		t.Errorf("queue stats after Redis filled = %+v, want 0 dead and every unwritten host pending or leased", st)
 	}
@@ -66,19 +60,21 @@ func TestE2E_RedisRefusesWrites(t *testing.T) {
 	if err := p.wait(t, 90*time.Second); err != nil {
 		t.Fatalf("spyder run with room again: %v\n%s", err, p.log())
 	}
-	if st := mustRedisStats(t, backend); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
+	if st := mustStats(t, backend); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
 		t.Errorf("queue stats after the resumed run = %+v, want everything done", st)
 	}
 	checkEverySeedWritten(t, w, mustReadBatches(t, out))
 }
 
-func mustRedisStats(t *testing.T, backend []string) queueStatsJSON {
+// fillRedis makes the Redis of c refuse writes as a full one does: under
+// noeviction, with maxmemory below what it uses.
+func fillRedis(t *testing.T, c *redis.Client) {
 	t.Helper()
-	var st queueStatsJSON
-	if err := json.Unmarshal([]byte(runApp(t, append([]string{"queue", "stats", "--json"}, backend...)...)), &st); err != nil {
-		t.Fatal(err)
+	for _, kv := range [][2]string{{"maxmemory-policy", "noeviction"}, {"maxmemory", "100kb"}} {
+		if err := c.ConfigSet(context.Background(), kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return st
 }
 
 // TestLoop_EnqueueRefusedStopsBeforeAck: in continuous mode, when Redis
@@ -93,15 +89,9 @@ func TestLoop_EnqueueRefusedStopsBeforeAck(t *testing.T) {
 	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 60, Seed: 24}, 10, &lockedSink{s: sink}, 5*time.Second)
 	f.l.continuous = true
 	f.l.seen.Store(10)
-	ctx := t.Context()
-	if err := c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.ConfigSet(ctx, "maxmemory", "100kb").Err(); err != nil {
-		t.Fatal(err)
-	}
+	fillRedis(t, c)
 
-	err := f.l.run(ctx)
+	err := f.l.run(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "enqueue discovered hosts") || !strings.Contains(err.Error(), "OOM") {
 		t.Fatalf("loop.run = %v, want the enqueue's OOM error\n%s", err, f.logs)
 	}

@@ -65,7 +65,7 @@ type loop struct {
 	inflight map[string]queue.Lease // by lease ID: leased, not yet acked or failed
 
 	// halt ends the run with an error no retry of a host can fix (see
-	// diskFull); set by run.
+	// writesRefused); set by run.
 	halt context.CancelCauseFunc
 }
 
@@ -235,7 +235,7 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 			err = fmt.Errorf("enqueue discovered hosts: %w", err)
 		}
 	}
-	if err != nil && (diskFull(err) || redisstore.RefusesWrites(err)) {
+	if err != nil && writesRefused(err) {
 		// Not the host's fault, and every other host would fail alike:
 		// stop the run rather than fail each host to dead. The lease
 		// stays tracked and is released.
@@ -266,14 +266,13 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 // work's context) ends: an ack given up on leaves the host to be probed
 // again once its lease expires, though its result is written.
 func (w *loop) ack(ctx, bg context.Context, l queue.Lease) error {
-	wait := 100 * time.Millisecond
-	for {
+	for try, wait := 0, 100*time.Millisecond; ; try, wait = try+1, min(2*wait, 5*time.Second) {
 		err := w.q.Ack(bg, l)
 		if err == nil || errors.Is(err, queue.ErrLeaseLost) || errors.Is(err, queue.ErrClosed) ||
 			time.Until(l.Deadline) < wait {
 			return err
 		}
-		if wait == 100*time.Millisecond {
+		if try == 0 {
 			w.log.Warn("ack_retry", "host", l.Item.Host, "err", err, "until", l.Deadline.Format(time.RFC3339))
 		}
 		select {
@@ -281,7 +280,6 @@ func (w *loop) ack(ctx, bg context.Context, l queue.Lease) error {
 			return err
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, 5*time.Second)
 	}
 }
 
@@ -289,16 +287,17 @@ func (w *loop) ack(ctx, bg context.Context, l queue.Lease) error {
 // must stop on an error (a signal cancels it with another).
 type haltError struct{ error }
 
-// diskFull reports whether err says a disk will not take the output: full,
-// over quota, read-only, past the file size limit, failing; or the bbolt
-// file (emitted set, spool) took no write.
-func diskFull(err error) bool {
+// writesRefused reports whether err says the store of the output will take
+// no write until someone acts: a disk full, over quota, read-only, past the
+// file size limit or failing; the bbolt file (emitted set, spool) taking no
+// write; or Redis refusing writes (see [redisstore.RefusesWrites]).
+func writesRefused(err error) bool {
 	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EFBIG, syscall.EIO, boltstore.ErrWrite} {
 		if errors.Is(err, e) {
 			return true
 		}
 	}
-	return false
+	return redisstore.RefusesWrites(err)
 }
 
 // heartbeat extends l every third of the lease TTL until ctx ends, and
