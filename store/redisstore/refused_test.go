@@ -1,0 +1,63 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"spyder/store/redisstore"
+	"spyder/store/redisstore/redistest"
+)
+
+// TestRefusesWrites: the errors of a real Redis that takes no writes (over
+// maxmemory under noeviction; a replica) are told from those of a Redis
+// that is only unreachable or given the wrong key, which a retry or the
+// item's failure may get past.
+func TestRefusesWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+	defer c.Close()
+	write := func() error { return c.LPush(ctx, "k", "v").Err() }
+
+	if err := c.Set(ctx, "s", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	wrongType := c.LPush(ctx, "s", "v").Err()
+	for _, kv := range [][2]string{{"maxmemory-policy", "noeviction"}, {"maxmemory", "100kb"}} {
+		if err := c.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oom := write()
+	if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "REPLICAOF", "127.0.0.1", "1").Err(); err != nil { // a primary that is not there
+		t.Fatal(err)
+	}
+	readOnly := write()
+	srv.Stop()
+	down := write()
+
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"OOM", oom, true},
+		{"READONLY", readOnly, true},
+		{"WRONGTYPE", wrongType, false},
+		{"server down", down, false},
+		{"nil", nil, false},
+	} {
+		if tt.want && tt.err == nil {
+			t.Errorf("%s: the write did not fail", tt.name)
+		}
+		if got := redisstore.RefusesWrites(tt.err); got != tt.want {
+			t.Errorf("RefusesWrites(%s: %v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+}
