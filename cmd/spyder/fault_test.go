@@ -246,14 +246,7 @@ func checkRepeats(t *testing.T, runs []*runOut) int {
 			bad = append(bad, fmt.Sprintf("%s written %d times, %d of them un-acked: %s", h, n, allowed[h], strings.Join(where, " ")))
 		}
 	}
-	slices.Sort(bad)
-	for i, b := range bad {
-		if i == 20 {
-			t.Errorf("... and %d more hosts", len(bad)-20)
-			break
-		}
-		t.Errorf("host %s", b)
-	}
+	reportSorted(t, bad, "hosts", "host ")
 	bad = bad[:0]
 	for k, ats := range emitted {
 		confirmed := 0
@@ -269,15 +262,22 @@ func checkRepeats(t *testing.T, runs []*runOut) int {
 			bad = append(bad, fmt.Sprintf("%q emitted %d times, %d of them after the seen set was marked: %s", k, len(ats), confirmed, strings.Join(where, "; ")))
 		}
 	}
+	reportSorted(t, bad, "nodes and edges", "")
+	return repeats
+}
+
+// reportSorted fails t with the first 20 of bad, sorted, each after
+// prefix, and says how many more of what there were.
+func reportSorted(t *testing.T, bad []string, what, prefix string) {
+	t.Helper()
 	slices.Sort(bad)
 	for i, b := range bad {
 		if i == 20 {
-			t.Errorf("... and %d more nodes and edges", len(bad)-20)
-			break
+			t.Errorf("... and %d more %s", len(bad)-20, what)
+			return
 		}
-		t.Errorf("%s", b)
+		t.Errorf("%s%s", prefix, b)
 	}
-	return repeats
 }
 
 // checkAllWritten fails unless the runs together wrote every seed and

@@ -29,6 +29,19 @@ const hostileGood = 20 // good hosts seeded beside the garbage
 
 var goodHosts = queuetest.GoodHosts(hostileGood)
 
+// openHostile opens the file mustHostileDB makes with inject, checks that
+// its stats agree with its dump, and closes it when the test ends.
+func openHostile(t *testing.T, inject func(tx *bbolt.Tx) error) *boltstore.Store {
+	t.Helper()
+	s, err := boltstore.Open(mustHostileDB(t, inject), boltstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("Open() error: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	checkStatsMatchDump(t, s)
+	return s
+}
+
 // mustHostileDB seeds the good hosts into a new file, lets inject write to
 // it through bbolt directly (the store closed, as another program would)
 // and returns its path.
@@ -152,12 +165,7 @@ func TestStore_HostileItems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := boltstore.Open(mustHostileDB(t, tt.inject), boltstore.Options{NoSync: true})
-			if err != nil {
-				t.Fatalf("Open() error: %v", err)
-			}
-			defer s.Close()
-			checkStatsMatchDump(t, s)
+			s := openHostile(t, tt.inject)
 			acked := queuetest.Drain(t, s)
 			queuetest.CheckDrained(t, s, acked, goodHosts, tt.moreGood, tt.dead, tt.reason)
 			st := checkStatsMatchDump(t, s)
@@ -204,12 +212,7 @@ func TestStore_HostileRecords(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := boltstore.Open(mustHostileDB(t, tt.inject), boltstore.Options{NoSync: true})
-			if err != nil {
-				t.Fatalf("Open() error: %v", err)
-			}
-			defer s.Close()
-			checkStatsMatchDump(t, s)
+			s := openHostile(t, tt.inject)
 			tt.check(t, s)
 			acked := queuetest.Drain(t, s)
 			if len(acked) != hostileGood {
