@@ -63,6 +63,14 @@ type Queue interface {
 	// lease is no longer held.
 	Ack(ctx context.Context, l Lease) error
 
+	// AckAll acks every lease in ls in one round trip or transaction, as
+	// many Ack calls would: ok[i] reports whether ls[i] was held and is now
+	// removed (false is Ack's ErrLeaseLost). It is for callers that finish
+	// many items at once, which then pay one wait instead of one each. On
+	// error nothing is reported; the acks may or may not have been applied,
+	// and acking again reports those that were as lost.
+	AckAll(ctx context.Context, ls []Lease) (ok []bool, err error)
+
 	// Extend moves a held lease's deadline to ttl from now and returns the
 	// updated lease. It returns ErrLeaseLost when the lease is no longer held.
 	Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -37,6 +38,44 @@ func testAckTwice(t *testing.T, q queue.Queue) {
 		t.Errorf("Fail() after Ack error = %v, want ErrLeaseLost", err)
 	}
 	wantCounts(t, q, 0, 0, 0, 1)
+}
+
+// testAckAll: one AckAll answers each lease on its own, in order: held
+// leases are acked; a lease acked already, a stale lease whose host another
+// holder has now, and a lease given twice in the call report lost; the other
+// holder's lease is left alone.
+func testAckAll(t *testing.T, q queue.Queue) {
+	ctx := context.Background()
+	if ok, err := q.AckAll(ctx, nil); err != nil || len(ok) != 0 {
+		t.Errorf("AckAll(nil) = %v, %v; want [], nil", ok, err)
+	}
+	mustSeed(t, q, "a.com", "b.com", "c.com")
+	stale := mustLeaseOne(t, q, 10*time.Millisecond)
+	if r := reclaimUntil(t, q, 3, 1); !cmp.Equal(r.Requeued, []string{"a.com"}) {
+		t.Fatalf("Reclaim() requeued %v, want [a.com]", r.Requeued)
+	}
+	ls := mustLease(t, q, 3, long)
+	if got := slices.Sorted(slices.Values(hostsOf(ls))); !cmp.Equal(got, []string{"a.com", "b.com", "c.com"}) {
+		t.Fatalf("Lease(3) = %v, want a.com, b.com and c.com", got)
+	}
+	byHost := map[string]queue.Lease{}
+	for _, l := range ls {
+		byHost[l.Item.Host] = l
+	}
+	b, c, cur := byHost["b.com"], byHost["c.com"], byHost["a.com"]
+	mustAck(t, q, b)
+	ok, err := q.AckAll(ctx, []queue.Lease{c, b, stale, c})
+	if err != nil {
+		t.Fatalf("AckAll() error: %v", err)
+	}
+	if want := []bool{true, false, false, false}; !cmp.Equal(ok, want) {
+		t.Errorf("AckAll(c, acked b, stale a, c again) = %v, want %v", ok, want)
+	}
+	wantCounts(t, q, 0, 1, 0, 3)
+	if ok, err := q.AckAll(ctx, []queue.Lease{cur}); err != nil || !cmp.Equal(ok, []bool{true}) {
+		t.Errorf("AckAll(current a.com) = %v, %v; want [true], nil (its lease untouched)", ok, err)
+	}
+	wantCounts(t, q, 0, 0, 0, 3)
 }
 
 func testExtend(t *testing.T, q queue.Queue) {
@@ -290,6 +329,10 @@ func testClosed(t *testing.T, q queue.Queue) {
 		"Seed":  func() error { _, err := q.Seed(ctx, []string{"c.com"}); return err },
 		"Lease": func() error { _, err := q.Lease(ctx, 1, long, time.Second); return err },
 		"Ack":   func() error { return q.Ack(ctx, l) },
+		"AckAll": func() error {
+			_, err := q.AckAll(ctx, []queue.Lease{l})
+			return err
+		},
 		"Extend": func() error {
 			_, err := q.Extend(ctx, l, long)
 			return err

@@ -59,6 +59,7 @@ func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		// Ack, Extend, lost leases
 		{"AckRemovesItem", testAck},
 		{"AckTwiceReportsLeaseLost", testAckTwice},
+		{"AckAllAnswersEachLease", testAckAll},
 		{"ExtendMovesDeadline", testExtend},
 		{"StaleLeaseLeavesNewHolderAlone", testStaleLease},
 		// Fail, Reclaim, Release

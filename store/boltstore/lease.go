@@ -108,15 +108,46 @@ func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
 
 func (s *Store) ackApply(l queue.Lease) func(*bbolt.Tx) error {
 	return func(tx *bbolt.Tx) error {
-		c := tx.Bucket(bucketProcessing).Cursor()
-		if k, _ := c.Seek([]byte(l.ID)); string(k) != l.ID {
-			return queue.ErrLeaseLost
+		ok, err := s.ackIn(tx, l)
+		if err == nil && !ok {
+			err = queue.ErrLeaseLost
 		}
-		if err := c.Delete(); err != nil {
-			return err
-		}
-		return s.count(tx, counts{processing: -1})
+		return err
 	}
+}
+
+// AckAll implements [queue.Queue.AckAll]: one op of the group commit.
+func (s *Store) AckAll(ctx context.Context, ls []queue.Lease) ([]bool, error) {
+	if len(ls) == 0 {
+		return []bool{}, s.check(ctx)
+	}
+	ok := make([]bool, len(ls))
+	err := s.do(ctx, false, func(tx *bbolt.Tx) error {
+		for i, l := range ls {
+			var err error
+			if ok[i], err = s.ackIn(tx, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ack: %w", err)
+	}
+	return ok, nil
+}
+
+// ackIn removes l's processing record in tx and reports whether it was
+// there.
+func (s *Store) ackIn(tx *bbolt.Tx, l queue.Lease) (bool, error) {
+	c := tx.Bucket(bucketProcessing).Cursor()
+	if k, _ := c.Seek([]byte(l.ID)); l.ID == "" || string(k) != l.ID {
+		return false, nil
+	}
+	if err := c.Delete(); err != nil {
+		return false, err
+	}
+	return true, s.count(tx, counts{processing: -1})
 }
 
 // Extend implements [queue.Queue.Extend].

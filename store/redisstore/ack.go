@@ -10,24 +10,45 @@ import (
 	"spyder/queue"
 )
 
-// Ack implements [queue.Queue]. Concurrent Ack and Lease calls share
-// script calls (see [Store]).
+// Ack implements [queue.Queue]. Concurrent Ack, AckAll and Lease calls
+// share script calls (see [Store]).
 func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	m := leaseMember(l)
-	if m == "" {
-		return queue.ErrLeaseLost
-	}
-	res, err := s.hot.do(ctx, op{ack: m})
+	ok, err := s.AckAll(ctx, []queue.Lease{l})
 	if err != nil {
-		return batchErr("ack", err)
+		return err
 	}
-	if !res.acked {
+	if !ok[0] {
 		return queue.ErrLeaseLost
 	}
 	return nil
+}
+
+// AckAll implements [queue.Queue.AckAll]. Up to maxBatch leases go in one
+// script call, shared with other callers' Ack and Lease calls.
+func (s *Store) AckAll(ctx context.Context, ls []queue.Lease) ([]bool, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	ok := make([]bool, 0, len(ls))
+	for len(ls) > 0 {
+		chunk := ls[:min(len(ls), maxBatch)]
+		ls = ls[len(chunk):]
+		ms := make([]string, len(chunk))
+		for i, l := range chunk {
+			// A lease without an ID was never this store's: its member
+			// matches nothing, so it is reported lost like any other.
+			ms[i] = leaseMember(l)
+		}
+		res, err := s.hot.do(ctx, op{acks: ms})
+		if err != nil {
+			return nil, batchErr("ack", err)
+		}
+		ok = append(ok, res.acked...)
+	}
+	return ok, nil
 }
 
 //go:embed extend.lua

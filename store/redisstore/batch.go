@@ -93,10 +93,14 @@ func (b *batcher[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
 		default:
 		}
 	}
+	done := ctx.Done()
+	if done == nil {
+		return b.recycle(c, <-c.done)
+	}
 	select {
 	case r := <-c.done:
 		return b.recycle(c, r)
-	case <-ctx.Done():
+	case <-done:
 		if c.state.CompareAndSwap(callWaiting, callAbandoned) {
 			return zero, ctx.Err() // c may still sit in the queue: not recycled
 		}

@@ -15,19 +15,19 @@ import (
 // maxBatch bounds the items one script call leases or acks.
 const maxBatch = 1000
 
-// op is one caller's part of a batched call of leaseack.lua: the ack of
-// the lease whose member is ack, or else a lease of n items for ttlMs.
+// op is one caller's part of a batched call of leaseack.lua: the acks of
+// the leases whose members are acks, or else a lease of n items for ttlMs.
 type op struct {
-	ack   string
+	acks  []string
 	n     int
 	ttlMs int64
 }
 
-// opRes is what a caller gets back from a batched call. buried reports
-// that the batch met undecodable items, so an empty lease does not mean the
-// queue is empty.
+// opRes is what a caller gets back from a batched call: whether each ack's
+// lease was held, or the leases. buried reports that the batch met
+// undecodable items, so an empty lease does not mean the queue is empty.
 type opRes struct {
-	acked  bool
+	acked  []bool
 	leases []queue.Lease
 	buried bool
 }
@@ -81,17 +81,21 @@ var leaseAckScript = redis.NewScript(leaseAckLua)
 // own result.
 func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
 	var acks, leases []int // indexes into ops
+	nack := 0
 	for i, o := range ops {
-		if o.ack != "" {
+		if o.acks != nil {
 			acks = append(acks, i)
+			nack += len(o.acks)
 		} else {
 			leases = append(leases, i)
 		}
 	}
-	args := make([]any, 0, 3+len(acks)+2*len(leases))
-	args = append(args, s.hotSeq.Add(1), s.nowArg(), len(acks))
+	args := make([]any, 0, 3+nack+2*len(leases))
+	args = append(args, s.hotSeq.Add(1), s.nowArg(), nack)
 	for _, i := range acks {
-		args = append(args, ops[i].ack)
+		for _, m := range ops[i].acks {
+			args = append(args, m)
+		}
 	}
 	// Callers with the same TTL share one (count, ttl) pair: the script
 	// then makes one deadline per pair, not per caller. Items still come
@@ -108,17 +112,22 @@ func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
 		return nil, err
 	}
 	reply, _ := v.([]any)
-	if len(reply) < 1+len(acks) {
+	if len(reply) < 1+nack {
 		return nil, fmt.Errorf("redisstore: lease/ack: short reply")
 	}
 	out := make([]opRes, len(ops))
-	for j, i := range acks {
-		out[i].acked = toInt64(reply[1+j]) == 1
+	held := make([]bool, nack) // one array for every caller's answers
+	for k := range held {
+		held[k] = toInt64(reply[1+k]) == 1
+	}
+	for _, i := range acks {
+		n := len(ops[i].acks)
+		out[i].acked, held = held[:n:n], held[n:]
 	}
 	now := time.UnixMilli(toInt64(reply[0]))
 	var bury []any // finish triples sending undecodable items to dead
 	r, left := -1, 0
-	for k := 1 + len(acks); k < len(reply); k++ {
+	for k := 1 + nack; k < len(reply); k++ {
 		for left == 0 {
 			r++
 			left = ops[leases[r]].n

@@ -12,9 +12,8 @@ import (
 
 // TestLeaseAck_MixedAcks: one call acking held leases, a lease not held and
 // the same lease twice answers each ack on its own, removes exactly the held
-// leases and leaves the others' leases with their deadlines. (The script
-// marks the acked members with score -1 and answers from the count when every
-// ack was held; this is the case where it must look at which were.)
+// leases and leaves the others' leases with their deadlines (a script that
+// removed them in bulk would know only how many were held, not which).
 func TestLeaseAck_MixedAcks(t *testing.T) {
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
