@@ -30,6 +30,7 @@ type resultWriter interface {
 // Worker loop limits.
 const (
 	maxLeaseBatch = 256             // items asked for in one Lease call
+	maxAckBatch   = 256             // leases acked in one AckAll call
 	leaseWait     = time.Second     // how long Lease waits on an empty queue
 	leaseRetry    = 2 * time.Second // pause after a failed Lease
 	maxLoggedHost = 100             // hosts listed in one log line
@@ -92,7 +93,13 @@ func (w *loop) run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, w.concurrency)
-	err := w.leaseLoop(ctx, workCtx, bg, sem, &wg)
+	acks := make(chan queue.Lease, w.concurrency)
+	ackDone := make(chan struct{})
+	go func() {
+		defer close(ackDone)
+		w.ackLoop(workCtx, bg, acks, sem)
+	}()
+	err := w.leaseLoop(ctx, workCtx, bg, sem, acks, &wg)
 
 	var h haltError
 	if errors.As(context.Cause(ctx), &h) {
@@ -110,6 +117,8 @@ func (w *loop) run(ctx context.Context) error {
 		defer t.Stop()
 	}
 	wg.Wait()
+	close(acks)
+	<-ackDone
 	if rerr := w.releaseRest(bg, ctx.Err() != nil); err == nil {
 		err = rerr
 	}
@@ -117,8 +126,9 @@ func (w *loop) run(ctx context.Context) error {
 }
 
 // leaseLoop leases while there is room and work, starting one goroutine per
-// leased item.
-func (w *loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, wg *sync.WaitGroup) error {
+// leased item. A slot of sem is taken per lease and freed once the lease is
+// acked (by ackLoop), failed or left for releaseRest.
+func (w *loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, acks chan<- queue.Lease, wg *sync.WaitGroup) error {
 	var downSince time.Time // first failed Lease of an outage
 	for {
 		select {
@@ -186,8 +196,10 @@ func (w *loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, wg
 		for _, l := range leases {
 			wg.Add(1)
 			go func() {
-				defer func() { <-sem; wg.Done() }()
-				w.work(workCtx, bg, l)
+				defer wg.Done()
+				if !w.work(workCtx, bg, l, acks) {
+					<-sem
+				}
 			}()
 		}
 	}
@@ -205,9 +217,10 @@ func (w *loop) untrack(id string) {
 	w.mu.Unlock()
 }
 
-// work probes one leased host, writes its result and acks it. A probe that
-// the shutdown cut short leaves its lease tracked, for releaseRest.
-func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
+// work probes one leased host, writes its result and hands the lease to
+// acks, reporting true; ackLoop then acks it and frees its slot. A probe
+// that the shutdown cut short leaves its lease tracked, for releaseRest.
+func (w *loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- queue.Lease) bool {
 	host := l.Item.Host
 	w.m.inflight.Inc()
 	defer w.m.inflight.Dec()
@@ -220,7 +233,7 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 	res := w.probe.Probe(ctx, host)
 	if ctx.Err() != nil { // cut short by the shutdown: released, not written
 		endHeartbeat()
-		return
+		return false
 	}
 	// A finished probe is written even when the grace period ends
 	// meanwhile: its batch is due within the batcher's delay, and releasing
@@ -240,45 +253,84 @@ func (w *loop) work(ctx, bg context.Context, l queue.Lease) {
 		// stop the run rather than fail each host to dead. The lease
 		// stays tracked and is released.
 		w.halt(haltError{err})
-		return
+		return false
 	}
 	if err != nil {
 		w.fail(bg, l, err.Error())
-		return
+		return false
 	}
-	err = w.ack(ctx, bg, l)
-	w.untrack(l.ID)
-	switch {
-	case errors.Is(err, queue.ErrLeaseLost):
-		w.m.leaseLost.Inc()
-		w.log.Warn("lease_lost", "host", host, "lease", l.ID,
-			"note", "the lease expired and was reclaimed; the host is probed again (its output is deduplicated)")
-	case err != nil:
-		w.log.Error("ack_error", "host", host, "err", err)
-	default:
-		w.done.Add(1)
-		w.m.acked.Inc()
+	acks <- l
+	return true
+}
+
+// ackLoop acks the leases workers hand over, as many per AckAll call as
+// are waiting: the queue sees one round trip for them, and no worker waits
+// on its own. Each lease's slot of sem is freed once its ack is answered,
+// so at most --concurrency hosts are ever leased and not yet acked. It
+// returns once acks is closed and drained.
+func (w *loop) ackLoop(ctx, bg context.Context, acks <-chan queue.Lease, sem <-chan struct{}) {
+	for l := range acks {
+		batch := []queue.Lease{l}
+	more:
+		for len(batch) < maxAckBatch {
+			select {
+			case l, ok := <-acks:
+				if !ok {
+					break more
+				}
+				batch = append(batch, l)
+			default:
+				break more
+			}
+		}
+		w.ackAll(ctx, bg, batch)
+		for range batch {
+			<-sem
+		}
 	}
 }
 
-// ack acks l, trying again while the queue cannot be reached (a Redis
-// restarting, a network cut) until the lease would expire or ctx (the
-// work's context) ends: an ack given up on leaves the host to be probed
-// again once its lease expires, though its result is written.
-func (w *loop) ack(ctx, bg context.Context, l queue.Lease) error {
+// ackAll acks ls and reports each outcome, trying again while the queue
+// cannot be reached (a Redis restarting, a network cut) until the last of
+// the leases would expire or ctx (the work's context) ends: an ack given up
+// on leaves the host to be probed again once its lease expires, though its
+// result is written.
+func (w *loop) ackAll(ctx, bg context.Context, ls []queue.Lease) {
+	last := ls[0].Deadline
+	for _, l := range ls[1:] {
+		if l.Deadline.After(last) {
+			last = l.Deadline
+		}
+	}
+	var ok []bool
+	var err error
+retry:
 	for try, wait := 0, 100*time.Millisecond; ; try, wait = try+1, min(2*wait, 5*time.Second) {
-		err := w.q.Ack(bg, l)
-		if err == nil || errors.Is(err, queue.ErrLeaseLost) || errors.Is(err, queue.ErrClosed) ||
-			time.Until(l.Deadline) < wait {
-			return err
+		ok, err = w.q.AckAll(bg, ls)
+		if err == nil || errors.Is(err, queue.ErrClosed) || time.Until(last) < wait {
+			break
 		}
 		if try == 0 {
-			w.log.Warn("ack_retry", "host", l.Item.Host, "err", err, "until", l.Deadline.Format(time.RFC3339))
+			w.log.Warn("ack_retry", "count", len(ls), "hosts", hostList(ls), "err", err, "until", last.Format(time.RFC3339))
 		}
 		select {
 		case <-ctx.Done():
-			return err
+			break retry
 		case <-time.After(wait):
+		}
+	}
+	for i, l := range ls {
+		w.untrack(l.ID)
+		switch {
+		case err != nil:
+			w.log.Error("ack_error", "host", l.Item.Host, "err", err)
+		case !ok[i]:
+			w.m.leaseLost.Inc()
+			w.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID,
+				"note", "the lease expired and was reclaimed; the host is probed again (its output is deduplicated)")
+		default:
+			w.done.Add(1)
+			w.m.acked.Inc()
 		}
 	}
 }

@@ -94,3 +94,98 @@ func BenchLeaseAck(b *testing.B, q queue.Queue, workers, items int) {
 	}
 	b.ReportMetric(float64(items*b.N)/elapsed.Seconds(), "items/s")
 }
+
+// BenchRunLoop measures the queue as spyder run drives it: one goroutine
+// leases as many items as there are free slots (workers slots in all), each
+// item gets a goroutine of its own (where spyder run probes it), which hands
+// the lease to one acker; the acker acks all that are waiting in one AckAll
+// call and frees their slots, so at most workers items are leased and not
+// yet acked, as in the original protocol with workers workers. Every
+// iteration seeds items hosts (not timed). It reports items/s and fails if
+// an item is lost or acked twice.
+func BenchRunLoop(b *testing.B, q queue.Queue, workers, items int) {
+	b.Helper()
+	ctx := context.Background()
+	var elapsed time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		if res, err := q.Seed(ctx, benchHosts(items)); err != nil || res.Added != items {
+			b.Fatalf("Seed() = %+v, %v; want %d added", res, err, items)
+		}
+		b.StartTimer()
+		start := time.Now()
+		slots := make(chan struct{}, workers)
+		done := make(chan queue.Lease, workers)
+		acked := make(chan int)
+		go func() { acked <- benchAcker(b, q, done, slots) }()
+		for taken := 0; taken < items; {
+			slots <- struct{}{}
+			n := 1
+		more:
+			for ; n < workers; n++ {
+				select {
+				case slots <- struct{}{}:
+				default:
+					break more
+				}
+			}
+			ls, err := q.Lease(ctx, n, queue.DefaultLeaseTTL, 10*time.Millisecond)
+			if err != nil {
+				b.Fatalf("Lease() error: %v", err)
+			}
+			for range n - len(ls) {
+				<-slots
+			}
+			taken += len(ls)
+			for _, l := range ls {
+				go func() { done <- l }()
+			}
+		}
+		for range workers { // every slot free: every item acked
+			slots <- struct{}{}
+		}
+		close(done)
+		got := <-acked
+		elapsed += time.Since(start)
+		if got != items {
+			b.Fatalf("acked %d items, want %d", got, items)
+		}
+	}
+	b.ReportMetric(float64(items*b.N)/elapsed.Seconds(), "items/s")
+}
+
+// benchAcker acks the leases sent on done, as many per AckAll call as are
+// waiting, frees a slot for each and returns how many were acked.
+func benchAcker(b *testing.B, q queue.Queue, done <-chan queue.Lease, slots <-chan struct{}) int {
+	acked := 0
+	for l := range done {
+		batch := []queue.Lease{l}
+	more:
+		for {
+			select {
+			case l, ok := <-done:
+				if !ok {
+					break more
+				}
+				batch = append(batch, l)
+			default:
+				break more
+			}
+		}
+		ok, err := q.AckAll(context.Background(), batch)
+		if err != nil {
+			b.Errorf("AckAll() error: %v", err)
+		}
+		for _, held := range ok {
+			if !held {
+				b.Errorf("AckAll() reported a lease lost")
+				continue
+			}
+			acked++
+		}
+		for range batch {
+			<-slots
+		}
+	}
+	return acked
+}

@@ -12,10 +12,16 @@ import (
 )
 
 // BenchmarkLeaseAck is the target: 256 workers leasing and acking
-// 100,000 items, fsync on. Run: go test -run '^$' -bench LeaseAck -benchtime 1x ./store/boltstore/
+// 100,000 items, fsync on, each leasing and acking one item at a time, and
+// again as spyder run drives the queue (see queuetest.BenchRunLoop).
+// Run: go test -run '^$' -bench LeaseAck -benchtime 1x ./store/boltstore/
 func BenchmarkLeaseAck(b *testing.B) {
-	s := MustOpen(b, boltstore.Options{})
-	queuetest.BenchLeaseAck(b, s, 256, 100_000)
+	b.Run("workers", func(b *testing.B) {
+		queuetest.BenchLeaseAck(b, MustOpen(b, boltstore.Options{}), 256, 100_000)
+	})
+	b.Run("spyder-run", func(b *testing.B) {
+		queuetest.BenchRunLoop(b, MustOpen(b, boltstore.Options{}), 256, 100_000)
+	})
 }
 
 // BenchmarkSeed seeds 1,000,000 new hosts per iteration, fsync on, with dedup

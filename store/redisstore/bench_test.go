@@ -13,19 +13,20 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/queue"
 	"spyder/queue/queuetest"
-	"spyder/store/redisstore"
 	"spyder/store/redisstore/redistest"
 )
 
 // BenchmarkLeaseAck: 256 workers lease and ack until 100,000 items are
 // done, each sub-benchmark on its own fresh redis-server:
 //
-//   - redisstore: this backend, each worker leasing one item at a time
-//     (queuetest.BenchLeaseAck, the loop the bbolt backend runs too);
-//   - redisstore/one-leaser: this backend as spyder run drives it, one
-//     goroutine leasing for every free slot and a goroutine per item;
+//   - redisstore: this backend, each worker leasing one item at a time and
+//     acking it (queuetest.BenchLeaseAck, the loop the bbolt backend runs
+//     too): every item costs each worker two waits for a shared script call;
+//   - redisstore/spyder-run: this backend as spyder run drives it
+//     (queuetest.BenchRunLoop): one goroutine leasing for every free slot of
+//     256, a goroutine per item, and one acker acking what is finished in
+//     AckAll calls;
 //   - original: the original protocol as the baseline, BRPOPLPUSH then LREM
 //     on {base}:processing, one item per round trip, with the go-redis
 //     default pool as the original had, and again with a pool of 256.
@@ -43,11 +44,11 @@ func BenchmarkLeaseAck(b *testing.B) {
 		defer reportCPU(b, s.Client(), items)()
 		queuetest.BenchLeaseAck(b, s, workers, items)
 	})
-	b.Run("redisstore/one-leaser", func(b *testing.B) {
+	b.Run("redisstore/spyder-run", func(b *testing.B) {
 		srv := redistest.Start(b)
 		s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
 		defer reportCPU(b, s.Client(), items)()
-		benchOneLeaser(b, s, workers, items)
+		queuetest.BenchRunLoop(b, s, workers, items)
 	})
 	b.Run("original", func(b *testing.B) {
 		srv := redistest.Start(b)
@@ -61,69 +62,6 @@ func BenchmarkLeaseAck(b *testing.B) {
 		defer reportCPU(b, c, items)()
 		benchOriginal(b, c, workers, items)
 	})
-}
-
-// benchOneLeaser is the loop spyder run uses: one goroutine leases as many
-// items as there are free slots (of workers), and each item is probed and
-// acked in a goroutine of its own.
-func benchOneLeaser(b *testing.B, s *redisstore.Store, workers, items int) {
-	ctx := context.Background()
-	var elapsed time.Duration
-	run := 0
-	for b.Loop() {
-		b.StopTimer()
-		run++
-		hosts := make([]string, items)
-		for i := range hosts {
-			hosts[i] = fmt.Sprintf("l%d-%d.bench.example", run, i)
-		}
-		if res, err := s.Seed(ctx, hosts); err != nil || res.Added != items {
-			b.Fatalf("Seed() = %+v, %v", res, err)
-		}
-		b.StartTimer()
-		start := time.Now()
-		var (
-			acked atomic.Int64
-			wg    sync.WaitGroup
-			slots = make(chan struct{}, workers)
-		)
-		for taken := 0; taken < items; {
-			slots <- struct{}{}
-			n := 1
-		more:
-			for ; n < workers; n++ {
-				select {
-				case slots <- struct{}{}:
-				default:
-					break more
-				}
-			}
-			ls, err := s.Lease(ctx, n, queue.DefaultLeaseTTL, 10*time.Millisecond)
-			if err != nil {
-				b.Fatalf("Lease() error: %v", err)
-			}
-			for range n - len(ls) {
-				<-slots
-			}
-			taken += len(ls)
-			for _, l := range ls {
-				wg.Go(func() {
-					defer func() { <-slots }()
-					if err := s.Ack(ctx, l); err != nil {
-						b.Errorf("Ack() error: %v", err)
-						return
-					}
-					acked.Add(1)
-				})
-			}
-		}
-		wg.Wait()
-		elapsed += time.Since(start)
-		if got := acked.Load(); got != int64(items) {
-			b.Fatalf("acked %d items, want %d", got, items)
-		}
-	}
-	b.ReportMetric(float64(items*b.N)/elapsed.Seconds(), "items/s")
 }
 
 // benchOriginal runs the original protocol's worker loop: BRPOPLPUSH from
