@@ -49,10 +49,12 @@ func BenchSeed(b *testing.B, q queue.Queue, hosts int) {
 }
 
 // BenchLeaseAck measures the worker loop: every iteration seeds items hosts
-// (not timed), then workers goroutines each lease one item at a time and ack
-// it until all are done, as crawl workers do. It reports items/s (one item
-// is one lease plus one ack) and fails if an item is lost or acked twice.
-func BenchLeaseAck(b *testing.B, q queue.Queue, workers, items int) {
+// (not timed), then workers goroutines each lease up to batch items at a
+// time and ack them until all are done: with batch 1 by Ack, one item per
+// call as crawl workers did in the original; with more in one AckAll call.
+// It reports items/s (one item is one lease plus one ack) and fails if an
+// item is lost or acked twice.
+func BenchLeaseAck(b *testing.B, q queue.Queue, workers, batch, items int) {
 	b.Helper()
 	ctx := context.Background()
 	var elapsed time.Duration
@@ -70,18 +72,17 @@ func BenchLeaseAck(b *testing.B, q queue.Queue, workers, items int) {
 		for range workers {
 			wg.Go(func() {
 				for taken.Load() < int64(items) {
-					ls, err := q.Lease(ctx, 1, queue.DefaultLeaseTTL, 10*time.Millisecond)
+					ls, err := q.Lease(ctx, batch, queue.DefaultLeaseTTL, 10*time.Millisecond)
 					if err != nil {
 						b.Errorf("Lease() error: %v", err)
 						return
 					}
 					taken.Add(int64(len(ls)))
-					for _, l := range ls {
-						if err := q.Ack(ctx, l); err != nil {
-							b.Errorf("Ack() error: %v", err)
-							return
-						}
-						acked.Add(1)
+					n, err := benchAck(ctx, q, ls)
+					acked.Add(int64(n))
+					if err != nil {
+						b.Error(err)
+						return
 					}
 				}
 			})
@@ -93,6 +94,34 @@ func BenchLeaseAck(b *testing.B, q queue.Queue, workers, items int) {
 		}
 	}
 	b.ReportMetric(float64(items*b.N)/elapsed.Seconds(), "items/s")
+}
+
+// benchAck acks ls, one by one when it holds one lease, and returns how
+// many were acked; a lease reported lost is an error.
+func benchAck(ctx context.Context, q queue.Queue, ls []queue.Lease) (int, error) {
+	switch len(ls) {
+	case 0:
+		return 0, nil
+	case 1:
+		if err := q.Ack(ctx, ls[0]); err != nil {
+			return 0, fmt.Errorf("Ack() error: %w", err)
+		}
+		return 1, nil
+	}
+	ok, err := q.AckAll(ctx, ls)
+	if err != nil {
+		return 0, fmt.Errorf("AckAll() error: %w", err)
+	}
+	n := 0
+	for _, held := range ok {
+		if held {
+			n++
+		}
+	}
+	if n < len(ls) {
+		return n, fmt.Errorf("AckAll() reported %d of %d leases lost", len(ls)-n, len(ls))
+	}
+	return n, nil
 }
 
 // BenchRunLoop measures the queue as spyder run drives it: one goroutine
@@ -172,17 +201,11 @@ func benchAcker(b *testing.B, q queue.Queue, done <-chan queue.Lease, slots <-ch
 				break more
 			}
 		}
-		ok, err := q.AckAll(context.Background(), batch)
+		n, err := benchAck(context.Background(), q, batch)
 		if err != nil {
-			b.Errorf("AckAll() error: %v", err)
+			b.Error(err)
 		}
-		for _, held := range ok {
-			if !held {
-				b.Errorf("AckAll() reported a lease lost")
-				continue
-			}
-			acked++
-		}
+		acked += n
 		for range batch {
 			<-slots
 		}

@@ -12,13 +12,16 @@ import (
 )
 
 // BenchmarkLeaseAck is the target: 256 workers leasing and acking
-// 100,000 items, fsync on, each leasing and acking one item at a time, and
-// again as spyder run drives the queue (see queuetest.BenchRunLoop).
+// 100,000 items, fsync on: each worker leasing and acking one item at a
+// time (batch=1), up to 64 at a time with one AckAll (batch=64), and as
+// spyder run drives the queue (see queuetest.BenchRunLoop).
 // Run: go test -run '^$' -bench LeaseAck -benchtime 1x ./store/boltstore/
 func BenchmarkLeaseAck(b *testing.B) {
-	b.Run("workers", func(b *testing.B) {
-		queuetest.BenchLeaseAck(b, MustOpen(b, boltstore.Options{}), 256, 100_000)
-	})
+	for _, batch := range []int{1, 64} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			queuetest.BenchLeaseAck(b, MustOpen(b, boltstore.Options{}), 256, batch, 100_000)
+		})
+	}
 	b.Run("spyder-run", func(b *testing.B) {
 		queuetest.BenchRunLoop(b, MustOpen(b, boltstore.Options{}), 256, 100_000)
 	})

@@ -21,8 +21,11 @@ import (
 // done, each sub-benchmark on its own fresh redis-server:
 //
 //   - redisstore: this backend, each worker leasing one item at a time and
-//     acking it (queuetest.BenchLeaseAck, the loop the bbolt backend runs
-//     too): every item costs each worker two waits for a shared script call;
+//     acking it (queuetest.BenchLeaseAck, which the bbolt backend runs too):
+//     every item costs its worker two waits for a shared script call;
+//   - redisstore/batch=64: each worker leasing up to 64 items per call and
+//     acking them in one AckAll call, as the sketch leased 64 items
+//     per script call;
 //   - redisstore/spyder-run: this backend as spyder run drives it
 //     (queuetest.BenchRunLoop): one goroutine leasing for every free slot of
 //     256, a goroutine per item, and one acker acking what is finished in
@@ -38,12 +41,18 @@ import (
 //	go test -run '^$' -bench LeaseAck -benchtime 1x ./store/redisstore/
 func BenchmarkLeaseAck(b *testing.B) {
 	const workers, items = 256, 100_000
-	b.Run("redisstore", func(b *testing.B) {
-		srv := redistest.Start(b)
-		s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
-		defer reportCPU(b, s.Client(), items)()
-		queuetest.BenchLeaseAck(b, s, workers, items)
-	})
+	for _, batch := range []int{1, 64} {
+		name := "redisstore"
+		if batch > 1 {
+			name = fmt.Sprintf("redisstore/batch=%d", batch)
+		}
+		b.Run(name, func(b *testing.B) {
+			srv := redistest.Start(b)
+			s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
+			defer reportCPU(b, s.Client(), items)()
+			queuetest.BenchLeaseAck(b, s, workers, batch, items)
+		})
+	}
 	b.Run("redisstore/spyder-run", func(b *testing.B) {
 		srv := redistest.Start(b)
 		s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
