@@ -143,6 +143,58 @@ func TestLoop_SinkFailureGoesThroughFail(t *testing.T) {
 	}
 }
 
+// ackRecorder is a queue that records how it is acked.
+type ackRecorder struct {
+	queue.Queue
+	mu      sync.Mutex
+	singles int   // Ack calls
+	batches []int // the size of each AckAll call
+}
+
+func (r *ackRecorder) Ack(ctx context.Context, l queue.Lease) error {
+	r.mu.Lock()
+	r.singles++
+	r.mu.Unlock()
+	return r.Queue.Ack(ctx, l)
+}
+
+func (r *ackRecorder) AckAll(ctx context.Context, ls []queue.Lease) ([]bool, error) {
+	r.mu.Lock()
+	r.batches = append(r.batches, len(ls))
+	r.mu.Unlock()
+	return r.Queue.AckAll(ctx, ls)
+}
+
+// TestLoop_AcksInBatches: hosts whose output was written together are acked
+// together, in one AckAll call, not with an Ack each.
+func TestLoop_AcksInBatches(t *testing.T) {
+	t.Parallel()
+	q, err := boltstore.Open(filepath.Join(t.TempDir(), "spyder.db"), boltstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	rec := &ackRecorder{Queue: q}
+	var out bytes.Buffer
+	sink, _ := crawl.NewJSONSink(&out, crawl.FormatBatch)
+	const hosts = 40
+	f := newLoopFixtureOn(t, rec, crawltest.Options{Hosts: hosts, Seed: 27}, hosts, &lockedSink{s: sink}, 5*time.Second)
+	f.l.concurrency = hosts
+	f.run(t, t.Context())
+	if n := f.l.done.Load(); n != hosts {
+		t.Fatalf("done = %d, want %d\n%s", n, hosts, f.logs)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	sum, most := 0, 0
+	for _, n := range rec.batches {
+		sum, most = sum+n, max(most, n)
+	}
+	if rec.singles != 0 || sum != hosts || most < 2 {
+		t.Errorf("acked by %d Ack calls and AckAll calls of %v; want every host in AckAll calls, some together", rec.singles, rec.batches)
+	}
+}
+
 // TestLoop_ShutdownReleasesInOneStep cancels the loop while every probe
 // hangs: after the grace period the leases go back to pending unchanged
 // (attempt not counted), and one shutdown_cleanup line names them.

@@ -42,8 +42,8 @@
 // and acks with LREM, which scans that list: with hundreds of items in flight
 // each ack costs the server a scan, and each item costs two round trips.
 // Here a lease is one member of a sorted set scored by its deadline: an ack
-// is a ZREM (O(log n)), expired leases are a range query, and Lease and Ack
-// calls made at the same time by a probe's workers share one script call
+// is a ZREM (O(log n)), expired leases are a range query, and Lease, Ack
+// and AckAll calls made at the same time in a probe share one script call
 // (see BenchmarkLeaseAck for the figures against the original protocol in
 // the same run). The item bytes are in the member itself, so nothing else
 // has to be kept in step.

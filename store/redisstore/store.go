@@ -32,11 +32,11 @@ type Options struct {
 }
 
 // Store is the Redis [queue.Queue]. It is safe for concurrent use, and any
-// number of processes may share one queue. Concurrent Lease and Ack calls
-// are coalesced into batches of one script call each, so many goroutines each
-// leasing one item cost few round trips. Ack, Extend, Fail and Release find a
-// lease by its ID and Raw, so pass the [queue.Lease] as Lease (or Extend)
-// returned it.
+// number of processes may share one queue. Concurrent Lease, Ack and AckAll
+// calls are coalesced into batches of one script call each, so many
+// goroutines each leasing one item cost few round trips. Ack, AckAll,
+// Extend, Fail and Release find a lease by its ID and Raw, so pass the
+// [queue.Lease] as Lease (or Extend) returned it.
 type Store struct {
 	c    redis.UniversalClient
 	base string
@@ -52,7 +52,7 @@ type Store struct {
 
 	closed atomic.Bool
 	mu     sync.Mutex          // guards closing
-	hot    *batcher[op, opRes] // Lease and Ack
+	hot    *batcher[op, opRes] // Lease, Ack and AckAll
 }
 
 var _ queue.Queue = (*Store)(nil)
