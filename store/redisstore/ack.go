@@ -13,9 +13,6 @@ import (
 // Ack implements [queue.Queue]. Concurrent Ack, AckAll and Lease calls
 // share script calls (see [Store]).
 func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
-	if err := s.check(ctx); err != nil {
-		return err
-	}
 	ok, err := s.AckAll(ctx, []queue.Lease{l})
 	if err != nil {
 		return err
