@@ -59,11 +59,7 @@ func BenchLeaseAck(b *testing.B, q queue.Queue, workers, batch, items int) {
 	ctx := context.Background()
 	var elapsed time.Duration
 	for b.Loop() {
-		b.StopTimer()
-		if res, err := q.Seed(ctx, benchHosts(items)); err != nil || res.Added != items {
-			b.Fatalf("Seed() = %+v, %v; want %d added", res, err, items)
-		}
-		b.StartTimer()
+		seedUntimed(b, q, items)
 		start := time.Now()
 		var (
 			taken, acked atomic.Int64
@@ -137,11 +133,7 @@ func BenchRunLoop(b *testing.B, q queue.Queue, workers, items int) {
 	ctx := context.Background()
 	var elapsed time.Duration
 	for b.Loop() {
-		b.StopTimer()
-		if res, err := q.Seed(ctx, benchHosts(items)); err != nil || res.Added != items {
-			b.Fatalf("Seed() = %+v, %v; want %d added", res, err, items)
-		}
-		b.StartTimer()
+		seedUntimed(b, q, items)
 		start := time.Now()
 		slots := make(chan struct{}, workers)
 		done := make(chan queue.Lease, workers)
@@ -211,4 +203,13 @@ func benchAcker(b *testing.B, q queue.Queue, done <-chan queue.Lease, slots <-ch
 		}
 	}
 	return acked
+}
+
+// seedUntimed seeds items new hosts with the benchmark timer stopped.
+func seedUntimed(b *testing.B, q queue.Queue, items int) {
+	b.StopTimer()
+	defer b.StartTimer()
+	if res, err := q.Seed(context.Background(), benchHosts(items)); err != nil || res.Added != items {
+		b.Fatalf("Seed() = %+v, %v; want %d added", res, err, items)
+	}
 }
