@@ -54,7 +54,7 @@ soak: deps
 # the next target runs. Minimising a new input is capped at 5 s so that it
 # does not eat the fuzzing time.
 FUZZTIME ?= 60s
-FUZZ_TARGETS = ./queue:FuzzNormalizeHost ./queue:FuzzDecodeItem ./queue:FuzzParseRecord ./crawl:FuzzExtractLinks
+FUZZ_TARGETS = ./host:FuzzParse ./queue:FuzzDecodeItem ./queue:FuzzParseRecord ./crawl:FuzzExtractLinks
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -15,7 +15,7 @@ import (
 	"spyder/crawl/crawltest"
 )
 
-// BenchmarkCrawl crawls a generated world as issue 4 measures it: 10,000
+// BenchmarkCrawl crawls a generated world: 10,000
 // hosts, 20 ms added to every DNS answer, 50 ms to every connect and HTTP
 // response, 3% of hosts hanging, trickling forever or slow; the default
 // limiter (1 request/s per host, burst 3), the default timeouts. It reports

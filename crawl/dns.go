@@ -64,193 +64,161 @@ func systemResolver() (string, error) {
 }
 
 // lookupAll runs every query for host in parallel and combines the answers
-// by the edge rules of DESIGN.md §1.
+// into what the probe records: every distinct address in the answers
+// (those at the end of a CNAME chain included), IPv4 before IPv6; the
+// target of the CNAME owned by host itself; the NS, MX (not a null MX ".")
+// and TXT records owned by host, and, when the answer holds no NS record
+// of host, those of a delegation's authority section. The status says how
+// the queries ended.
 func (r *resolver) lookupAll(ctx context.Context, host string) *dnsAnswer {
 	msgs, qerrs := r.exchange(ctx, host, lookupTypes)
-	type reply struct {
-		msg *dns.Msg
-		err error
-	}
-	replies := make([]reply, len(lookupTypes))
-	for i := range replies {
-		replies[i] = reply{msgs[i], qerrs[i]}
-	}
-
 	a := &dnsAnswer{}
 	fqdn := dns.Fqdn(host)
 	seenAddr := make(map[netip.Addr]bool)
-	answered, nx := 0, 0
-	var errs []string
-	timedOut, servfail := false, false
-	for i, rp := range replies {
-		if rp.err != nil {
-			errs = append(errs, dns.TypeToString[lookupTypes[i]]+": "+rp.err.Error())
-			if isTimeout(rp.err) {
-				timedOut = true
-			}
+	var t dnsTally
+	for i, qtype := range lookupTypes {
+		msg := msgs[i]
+		if !t.note(qtype, msg, qerrs[i]) {
 			continue
 		}
-		answered++
-		switch rp.msg.Rcode {
-		case dns.RcodeSuccess:
-		case dns.RcodeNameError:
-			if len(rp.msg.Answer) == 0 {
-				nx++
-				continue
-			}
-		default:
-			servfail = true
-			errs = append(errs, dns.TypeToString[lookupTypes[i]]+": "+dns.RcodeToString[rp.msg.Rcode])
-			continue
-		}
-		for _, rr := range rp.msg.Answer {
-			owned := strings.EqualFold(rr.Header().Name, fqdn)
-			if ip, ok := rrAddr(rr); ok && !seenAddr[ip] {
-				seenAddr[ip] = true
-				a.addrs = append(a.addrs, ip)
-			}
-			switch rr := rr.(type) {
-			case *dns.CNAME:
-				if owned && a.cname == "" {
-					a.cname = dnsName(rr.Target)
-				}
-			case *dns.NS:
-				if owned {
-					a.ns = appendName(a.ns, dnsName(rr.Ns))
-				}
-			case *dns.MX:
-				if owned && rr.Mx != "." {
-					a.mx = appendName(a.mx, dnsName(rr.Mx))
-				}
-			case *dns.TXT:
-				if owned {
-					a.txt = append(a.txt, strings.Join(rr.Txt, ""))
-				}
-			}
-		}
-		if lookupTypes[i] == dns.TypeNS && len(a.ns) == 0 {
-			// A delegation answered by a parent zone lists the host's own
-			// name servers in the authority section.
-			for _, rr := range rp.msg.Ns {
-				if ns, ok := rr.(*dns.NS); ok && strings.EqualFold(ns.Hdr.Name, fqdn) {
-					a.ns = appendName(a.ns, dnsName(ns.Ns))
-				}
-			}
+		a.read(msg, fqdn, seenAddr)
+		if qtype == dns.TypeNS && len(a.ns) == 0 {
+			a.readDelegation(msg, fqdn)
 		}
 	}
 	// Sorting the addresses A before AAAA keeps the dial order stable
 	// whichever answer came back first.
 	sortAddrs(a.addrs)
-	switch {
-	case answered > 0 && nx == answered:
-		*a = dnsAnswer{status: "nxdomain"}
-	case answered == 0 && timedOut:
-		a.status, a.detail = "timeout", strings.Join(errs, "; ")
-	case answered == 0:
-		a.status, a.detail = "error", strings.Join(errs, "; ")
-	case len(errs) > 0 && servfail && len(a.addrs) == 0:
-		a.status, a.detail = "servfail", strings.Join(errs, "; ")
-	case len(errs) > 0:
-		a.status, a.detail = "partial", strings.Join(errs, "; ")
-	default:
-		a.status = "ok"
+	status, detail := t.status(len(a.addrs))
+	if status == "nxdomain" {
+		*a = dnsAnswer{}
 	}
-	if ctx.Err() != nil && a.status != "ok" && a.status != "nxdomain" {
-		a.status = "timeout"
+	if ctx.Err() != nil && status != "ok" && status != "nxdomain" {
+		status = "timeout"
 	}
+	a.status, a.detail = status, detail
 	return a
 }
 
-// exchange asks the server every question of types about host at once,
-// over one UDP socket (one socket per host rather than per question keeps
-// the system calls down), and returns the answers in the order of types.
-// Questions still unanswered when an attempt times out are sent again, up to
-// the resolver's retries; a truncated answer is asked again over TCP. An
-// answer counts only if its ID and question match one we asked.
-func (r *resolver) exchange(ctx context.Context, host string, types []uint16) ([]*dns.Msg, []error) {
-	msgs := make([]*dns.Msg, len(types))
-	errs := make([]error, len(types))
-	fail := func(err error) ([]*dns.Msg, []error) {
-		for i := range errs {
-			if msgs[i] == nil && errs[i] == nil {
-				errs[i] = err
-			}
-		}
-		return msgs, errs
-	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "udp", r.server)
+// dnsTally counts how the queries of one lookup ended, for its status.
+type dnsTally struct {
+	answered int      // queries the server answered, whatever the rcode
+	nx       int      // answered NXDOMAIN with an empty answer section
+	errs     []string // "TYPE: reason" for each failed or SERVFAIL-like query
+	timedOut bool     // a query got no answer in time
+	servfail bool     // an answer had an rcode other than success or NXDOMAIN
+}
+
+// note counts one query of type qtype, which ended with msg or err, and
+// reports whether msg has records to read: a success, or an NXDOMAIN that
+// still carries answers (a CNAME chain ending at a missing name).
+func (t *dnsTally) note(qtype uint16, msg *dns.Msg, err error) bool {
 	if err != nil {
-		return fail(fmt.Errorf("dns: %w", err))
+		t.errs = append(t.errs, dns.TypeToString[qtype]+": "+err.Error())
+		if isTimeout(err) {
+			t.timedOut = true
+		}
+		return false
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	t.answered++
+	switch msg.Rcode {
+	case dns.RcodeSuccess:
+	case dns.RcodeNameError:
+		if len(msg.Answer) == 0 {
+			t.nx++
+			return false
+		}
+	default:
+		t.servfail = true
+		t.errs = append(t.errs, dns.TypeToString[qtype]+": "+dns.RcodeToString[msg.Rcode])
+		return false
+	}
+	return true
+}
 
-	fqdn := dns.Fqdn(host)
-	queries := make([]*dns.Msg, len(types))
-	wire := make([][]byte, len(types))
-	byID := make(map[uint16]int, len(types))
-	for i, t := range types {
-		m := new(dns.Msg)
-		m.SetQuestion(fqdn, t)
-		m.RecursionDesired = true
-		m.SetEdns0(udpSize, false)
-		for _, taken := byID[m.Id]; taken; _, taken = byID[m.Id] {
-			m.Id = dns.Id()
-		}
-		byID[m.Id] = i
-		if wire[i], err = m.Pack(); err != nil {
-			return fail(fmt.Errorf("dns: pack %s: %w", host, err))
-		}
-		queries[i] = m
+// status is the lookup's status and detail: "nxdomain" when every answer
+// said so, "timeout" or "error" when none came, "servfail" when failures
+// left no address, "partial" when some queries failed, else "ok". The
+// detail lists the failures.
+func (t *dnsTally) status(addrs int) (string, string) {
+	switch {
+	case t.answered > 0 && t.nx == t.answered:
+		return "nxdomain", ""
+	case t.answered == 0 && t.timedOut:
+		return "timeout", strings.Join(t.errs, "; ")
+	case t.answered == 0:
+		return "error", strings.Join(t.errs, "; ")
+	case len(t.errs) > 0 && t.servfail && addrs == 0:
+		return "servfail", strings.Join(t.errs, "; ")
+	case len(t.errs) > 0:
+		return "partial", strings.Join(t.errs, "; ")
 	}
+	return "ok", ""
+}
 
-	truncated := make([]bool, len(types))
-	pending := len(types)
-	buf := make([]byte, udpSize)
-	var lastErr error
-	for attempt := 0; attempt <= r.retries && pending > 0 && ctx.Err() == nil; attempt++ {
-		for i := range types {
-			if msgs[i] == nil && !truncated[i] {
-				if _, err := conn.Write(wire[i]); err != nil {
-					lastErr = err
-				}
+// read adds the records of msg's answer section to a: every distinct
+// address (seenAddr holds those already added), and the CNAME (the first
+// only), NS, MX and TXT records whose owner is fqdn. Records owned by an
+// alias's target answer for the target, not for the host.
+func (a *dnsAnswer) read(msg *dns.Msg, fqdn string, seenAddr map[netip.Addr]bool) {
+	for _, rr := range msg.Answer {
+		owned := strings.EqualFold(rr.Header().Name, fqdn)
+		if ip, ok := rrAddr(rr); ok && !seenAddr[ip] {
+			seenAddr[ip] = true
+			a.addrs = append(a.addrs, ip)
+		}
+		switch rr := rr.(type) {
+		case *dns.CNAME:
+			if owned && a.cname == "" {
+				a.cname = dnsName(rr.Target)
+			}
+		case *dns.NS:
+			if owned {
+				a.ns = appendName(a.ns, dnsName(rr.Ns))
+			}
+		case *dns.MX:
+			if owned && rr.Mx != "." {
+				a.mx = appendName(a.mx, dnsName(rr.Mx))
+			}
+		case *dns.TXT:
+			if owned {
+				a.txt = append(a.txt, strings.Join(rr.Txt, ""))
 			}
 		}
-		conn.SetReadDeadline(time.Now().Add(r.timeout))
-		for pending > 0 {
-			n, err := conn.Read(buf)
-			if err != nil {
-				lastErr = err
-				break // timed out, refused or cancelled: next attempt
-			}
-			m := new(dns.Msg)
-			if m.Unpack(buf[:n]) != nil {
-				continue
-			}
-			i, ok := byID[m.Id]
-			if !ok || msgs[i] != nil || truncated[i] || len(m.Question) != 1 ||
-				m.Question[0].Qtype != types[i] || !strings.EqualFold(m.Question[0].Name, fqdn) {
-				continue
-			}
-			pending--
-			if m.Truncated {
-				truncated[i] = true
-				continue
-			}
-			msgs[i] = m
+	}
+}
+
+// readDelegation adds the name servers of fqdn listed in msg's authority
+// section: a delegation answered by a parent zone lists the host's own
+// name servers there rather than in the answer.
+func (a *dnsAnswer) readDelegation(msg *dns.Msg, fqdn string) {
+	for _, rr := range msg.Ns {
+		if ns, ok := rr.(*dns.NS); ok && strings.EqualFold(ns.Hdr.Name, fqdn) {
+			a.ns = appendName(a.ns, dnsName(ns.Ns))
 		}
 	}
-	for i, t := range truncated {
-		if t {
-			msgs[i], _, errs[i] = r.tcp.ExchangeContext(ctx, queries[i], r.server)
+}
+
+// lookupAddrs resolves host's A and AAAA records, for a redirect target.
+func (r *resolver) lookupAddrs(ctx context.Context, host string) ([]netip.Addr, error) {
+	msgs, errs := r.exchange(ctx, host, lookupTypes[:2])
+	var addrs []netip.Addr
+	var err error
+	for i, m := range msgs {
+		if m == nil {
+			err = errs[i]
+			continue
 		}
+		addrs = append(addrs, answerAddrs(m)...)
 	}
-	if lastErr == nil || ctx.Err() != nil {
-		lastErr = os.ErrDeadlineExceeded
+	if len(addrs) == 0 && err != nil {
+		if ctx.Err() != nil || isTimeout(err) {
+			return nil, &stepError{StatusTimeout, fmt.Errorf("resolve %s: %w", host, err)}
+		}
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
 	}
-	return fail(fmt.Errorf("dns: no answer: %w", lastErr))
+	sortAddrs(addrs)
+	return addrs, nil
 }
 
 func isTimeout(err error) bool {

@@ -1,10 +1,14 @@
-// Package crawl turns hosts into the nodes and edges of DESIGN.md §1 and
-// writes them out.
+// Package crawl turns hosts into the nodes and edges of a host graph:
+// domain, IP and certificate nodes, joined by RESOLVES_TO
+// (A/AAAA), USES_NS, ALIAS_OF (CNAME, never to the host itself), USES_MX,
+// USES_CERT (the leaf certificate's SPKI) and LINKS_TO (a page's links to
+// hosts of another registrable domain) edges.
 //
 // # Probing
 //
 // A [Crawler] probes one host at a time per call, from any number of
-// workers: [Crawler.Probe] sends the host's DNS questions (A, AAAA, NS,
+// workers: [Crawler.ProbeHost] (or [Crawler.Probe], for input not parsed
+// yet) sends the host's DNS questions (A, AAAA, NS,
 // CNAME, MX, TXT) at once to the configured resolver, applies the policy
 // (excluded TLDs, the private-address guard on every address it dials), then
 // makes one TLS connection: the certificate is recorded from it whether or
@@ -17,9 +21,7 @@
 //
 // # Output
 //
-// A [Batcher] groups results into [Batch] lines, drops the nodes and edges
-// already emitted in the run (an [Emitted] seen set: [MemoryEmitted] here,
-// bbolt and Redis ones in the store packages) and hands each batch to a
-// [Sink] such as [JSONSink]. [Batcher.Add] returns once its result's batch
-// is durable, so a worker acknowledges its host only then.
+// A [Result] holds what one probe found; a [Batch] is one line of output,
+// the results of several probes with the run's repeated nodes and edges
+// left out. Package sink builds and writes batches.
 package crawl

@@ -1,6 +1,6 @@
 package crawl
 
-// Edge types, as in the original schema.
+// Edge types, as the older spyder named them, so its graph readers work.
 const (
 	ResolvesTo = "RESOLVES_TO" // host → IP (A/AAAA)
 	UsesNS     = "USES_NS"     // host → name server host
@@ -10,7 +10,8 @@ const (
 	UsesCert   = "USES_CERT"   // host → certificate SPKI SHA-256 (hex)
 )
 
-// Batch is one line of output, compatible with the original schema.
+// Batch is one line of output, with the field names the older spyder
+// wrote, so its graph readers work.
 type Batch struct {
 	ProbeID     string       `json:"probe_id"`
 	RunID       string       `json:"run_id"`

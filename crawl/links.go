@@ -9,11 +9,11 @@ import (
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/publicsuffix"
 
-	"spyder/queue"
+	"spyder/host"
 )
 
 // linkAttr maps the elements links are taken from to the attribute holding
-// the URL, as DESIGN.md §1 lists them.
+// the URL: href of a and link, src of script, img, iframe and source.
 var linkAttr = map[atom.Atom]string{
 	atom.A:      "href",
 	atom.Link:   "href",
@@ -33,7 +33,7 @@ const maxRawLinks = 20_000
 // `img`, `iframe` and `source` src. URLs are resolved against the first
 // `<base href>` of the document (wherever it appears, as browsers do), itself
 // resolved against page. Only http and https links count; hosts are
-// normalised with [queue.NormalizeHost], and IP literals and invalid names
+// normalised with [host.Parse], and IP literals and invalid names
 // are skipped. Malformed HTML is read as browsers would tokenize it.
 //
 // ExtractLinks reads r to its end or first error; the caller bounds r.
@@ -90,12 +90,12 @@ func ExtractLinks(r io.Reader, page *url.URL) []string {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 			continue
 		}
-		h, err := queue.NormalizeHost(u.Hostname())
-		if err != nil || seen[h] {
+		h, err := host.Parse(u.Hostname())
+		if err != nil || seen[string(h)] {
 			continue
 		}
-		seen[h] = true
-		hosts = append(hosts, h)
+		seen[string(h)] = true
+		hosts = append(hosts, string(h))
 	}
 	return hosts
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"spyder/crawl"
-	"spyder/queue"
+	"spyder/host"
 )
 
 func TestExtractLinks(t *testing.T) {
@@ -129,9 +129,9 @@ func checkLinks(t *testing.T, doc string, u *url.URL) {
 			t.Fatalf("ExtractLinks(%q): host %q returned twice", doc, h)
 		}
 		seen[h] = true
-		n, err := queue.NormalizeHost(h)
-		if err != nil || n != h {
-			t.Fatalf("ExtractLinks(%q): host %q is not normalised: NormalizeHost = %q, %v", doc, h, n, err)
+		n, err := host.Parse(h)
+		if err != nil || string(n) != h {
+			t.Fatalf("ExtractLinks(%q): host %q is not normalised: host.Parse = %q, %v", doc, h, n, err)
 		}
 	}
 }

@@ -27,6 +27,8 @@ import (
 	"spyder/crawl"
 	"spyder/crawl/crawltest"
 	"spyder/limiter"
+	spysink "spyder/sink"
+	"spyder/store"
 )
 
 // crawlRun is one crawl of a world: the crawler, its limiter, what it
@@ -142,11 +144,11 @@ func crawlTarget(tb testing.TB, w target, o crawlOptions) *crawlRun {
 	if keep {
 		out = &run.out
 	}
-	sink, err := crawl.NewJSONSink(out, crawl.FormatBatch)
+	sink, err := spysink.NewJSONSink(out, spysink.FormatBatch)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b := crawl.NewBatcher(sink, &crawl.MemoryEmitted{}, crawl.BatcherConfig{ProbeID: "probe-1", RunID: "run-1"})
+	b := spysink.NewBatcher(sink, &store.MemoryEmitted{}, spysink.BatcherConfig{ProbeID: "probe-1", RunID: "run-1"})
 
 	ctx := context.Background()
 	hosts := make(chan string)
@@ -471,7 +473,7 @@ func checkCerts(t *testing.T, w *crawltest.World, batches []crawl.Batch) {
 	}
 }
 
-// TestCrawl_Hostile probes the world's hostile hosts (issue 6) side by side
+// TestCrawl_Hostile probes the world's hostile hosts side by side
 // with its ordinary ones: each hostile probe ends within its deadlines with
 // the world's edges and outcome, the ordinary hosts get exactly their own
 // edges and outcomes as if nothing else were running, and the heap stays

@@ -4,51 +4,15 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"spyder/host"
 )
 
 // Corpora beyond these seeds live in testdata/fuzz/<FuzzName>/.
-
-func FuzzNormalizeHost(f *testing.F) {
-	for _, s := range []string{"a.com", "Example.COM.", "bücher.de", "https://a.com:8/x", "1.2.3.4", "[::1]:80",
-		"a..b", "_x.a.com", "a.123", "xn--bcher-kva.de", "\ufeffa.com", "//a.com", "a.com:", " a.com\t"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		got, err := NormalizeHost(in)
-		slow, serr := normalizeHost(in)
-		if got != slow || (err == nil) != (serr == nil) {
-			t.Fatalf("NormalizeHost(%q) = %q, %v; full path gives %q, %v", in, got, err, slow, serr)
-		}
-		if err != nil {
-			if !errors.Is(err, ErrInvalidHost) {
-				t.Fatalf("NormalizeHost(%q) error %v does not wrap ErrInvalidHost", in, err)
-			}
-			return
-		}
-		if !isCanonicalHost(got) && !strings.Contains(got, "xn--") {
-			t.Fatalf("NormalizeHost(%q) = %q, which the fast path would not accept", in, got)
-		}
-		if len(got) > 253 {
-			t.Fatalf("NormalizeHost(%q) = %q, %d bytes; want at most 253", in, got, len(got))
-		}
-		if again, err := normalizeHost(got); again != got || err != nil {
-			t.Fatalf("normalizeHost(%q) = %q, %v; want it unchanged (idempotent)", got, again, err)
-		}
-		// The same host written the ways users and pages write it
-		// normalises to the same name.
-		for _, v := range []string{strings.ToUpper(got) + ".", "https://" + got + ":443/p?q#f", "//" + got + "/", " " + got + ":80\n"} {
-			if again, err := NormalizeHost(v); again != got || err != nil {
-				t.Fatalf("NormalizeHost(%q) = %q, %v; want %q (from %q)", v, again, err, got, in)
-			}
-		}
-	})
-}
 
 func FuzzDecodeItem(f *testing.F) {
 	for _, s := range []string{
@@ -98,8 +62,8 @@ func checkItemBytes(t *testing.T, raw []byte) {
 	if err != nil {
 		t.Fatalf("DecodeItem(Encode(DecodeItem(%q))) = %v", raw, err)
 	}
-	if h, err := NormalizeHost(it.Host); h != it.Host || err != nil {
-		t.Fatalf("DecodeItem(%q).Host = %q, not normalised (NormalizeHost = %q, %v)", raw, it.Host, h, err)
+	if h, err := host.Parse(string(it.Host)); h != it.Host || err != nil {
+		t.Fatalf("DecodeItem(%q).Host = %q, not normalised (host.Parse = %q, %v)", raw, it.Host, h, err)
 	}
 	if it.Attempt < 0 {
 		t.Fatalf("DecodeItem(%q).Attempt = %d, want >= 0", raw, it.Attempt)

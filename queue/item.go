@@ -7,17 +7,20 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"spyder/host"
 )
 
 // Item is one unit of work: a host to probe. Its JSON is byte-compatible with
-// the original protocol, {"host":"example.com","ts":1705312200,"attempt":0},
+// the items the older spyder queued in Redis (the list protocol described in
+// package store/redisstore), {"host":"example.com","ts":1705312200,"attempt":0},
 // and fields this version does not know are kept, in their order, after the
 // known ones, so items written by newer or foreign producers survive a round
 // trip through any backend.
 type Item struct {
-	Host    string // normalised host
-	TS      int64  // Unix seconds when first enqueued
-	Attempt int    // failed attempts so far
+	Host    host.Name
+	TS      int64 // Unix seconds when first enqueued
+	Attempt int   // failed attempts so far
 
 	// Extra holds unknown fields in input order.
 	Extra []Field
@@ -33,7 +36,7 @@ type Field struct {
 func (it Item) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"host":`)
-	writeString(&b, it.Host)
+	writeString(&b, string(it.Host))
 	b.WriteString(`,"ts":`)
 	b.WriteString(strconv.FormatInt(it.TS, 10))
 	b.WriteString(`,"attempt":`)
@@ -154,7 +157,7 @@ func DecodeItem(raw []byte) (Item, error) {
 			return Item{}, err
 		}
 	}
-	h, err := NormalizeHost(it.Host)
+	h, err := host.Parse(string(it.Host))
 	if err != nil {
 		return Item{}, fmt.Errorf("item host: %w", err)
 	}
@@ -182,7 +185,7 @@ func decodeCanonical(b []byte) (Item, bool) {
 			return it, false
 		}
 	}
-	it.Host = string(b[:i])
+	it.Host = host.Name(b[:i])
 	b = b[i:]
 	if !bytes.HasPrefix(b, []byte(mid)) {
 		return it, false

@@ -1,13 +1,16 @@
 // Package queue holds the contract every spyder work queue keeps: the [Item]
-// that travels through it, the [Queue] interface its backends implement, the
-// sentinel errors they return, and the one host normalisation every entry point
-// uses. It imports only the standard library; backends live in store/.
+// that travels through it, the [Worker] half that a crawl's hot path uses and
+// the [Admin] half that the `spyder queue` verbs use (together a [Queue]),
+// the sentinel errors backends return, and the export/import format. Hosts
+// arrive already parsed ([host.Name]); backends live in store/.
 package queue
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	"spyder/host"
 )
 
 // Defaults shared by every backend and the command line.
@@ -20,8 +23,8 @@ const (
 // Sentinel errors. Backends translate their own errors into these at a single
 // edge; callers compare with [errors.Is].
 var (
-	// ErrLeaseLost is returned by Ack, Extend, Fail and Release when the lease
-	// is no longer held by the caller: it expired and was reclaimed (and may now
+	// ErrLeaseLost is returned by Extend and Fail (and reported by AckAll and
+	// Release per lease) when the lease is no longer held by the caller: it expired and was reclaimed (and may now
 	// be held by another worker, whose lease is left untouched), or it was
 	// already acked.
 	ErrLeaseLost = errors.New("queue: lease lost")
@@ -33,23 +36,30 @@ var (
 	// state (pending, processing, dead or seen records); importing into a
 	// used queue would silently merge two crawls.
 	ErrNotEmpty = errors.New("queue: not empty")
-
-	// ErrInvalidHost wraps every host normalisation failure; the wrapping
-	// error names the reason (see [NormalizeHost]).
-	ErrInvalidHost = errors.New("invalid host")
 )
 
-// Queue is a durable work queue of hosts with leases. Implementations are safe
-// for concurrent use by many goroutines (and, for shared backends, by many
-// processes). Every method honours ctx: a cancelled ctx makes it return
-// promptly with ctx's error and no partial state change.
+// Queue is a durable work queue of hosts with leases: both halves of the
+// contract and Close. Implementations are safe for concurrent use by many
+// goroutines (and, for shared backends, by many processes). Every method
+// honours ctx: a cancelled ctx makes it return promptly with ctx's error and
+// no partial state change.
 type Queue interface {
-	// Seed normalises hosts, skips those already in the seen set (ever seeded
-	// into this queue, including duplicates within hosts), and appends the
-	// rest to pending in order, in chunks of one round trip or transaction
-	// each. Rejected hosts are reported with their index and reason, not
-	// stored.
-	Seed(ctx context.Context, hosts []string) (SeedResult, error)
+	Worker
+	Admin
+
+	// Close releases the backend's resources. Leases held are not returned:
+	// they expire.
+	Close() error
+}
+
+// Worker is what a crawl's loop uses: it leases hosts, keeps their leases
+// alive, acknowledges or fails them, queues what it discovers, hands back
+// what it did not finish, and reclaims the leases of workers that died.
+type Worker interface {
+	// Seed skips hosts already in the seen set (ever seeded into this queue,
+	// including duplicates within hosts) and appends the rest to pending in
+	// order, in chunks of one round trip or transaction each.
+	Seed(ctx context.Context, hosts []host.Name) (SeedResult, error)
 
 	// Lease atomically moves up to n of the oldest pending items to
 	// processing, each with a deadline ttl from now, and returns them. When
@@ -59,16 +69,12 @@ type Queue interface {
 	// never returned and never block the queue.
 	Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]Lease, error)
 
-	// Ack removes a leased item for good. It returns ErrLeaseLost when the
-	// lease is no longer held.
-	Ack(ctx context.Context, l Lease) error
-
-	// AckAll acks every lease in ls in one round trip or transaction, as
-	// many Ack calls would: ok[i] reports whether ls[i] was held and is now
-	// removed (false is Ack's ErrLeaseLost). It is for callers that finish
-	// many items at once, which then pay one wait instead of one each. On
-	// error nothing is reported; the acks may or may not have been applied,
-	// and acking again reports those that were as lost.
+	// AckAll removes every lease in ls for good, in one round trip or
+	// transaction: ok[i] reports whether ls[i] was held and is now removed
+	// (false: the lease was lost, see [ErrLeaseLost]). Callers that finish
+	// many items at once pay one wait instead of one each. On error nothing
+	// is reported; the acks may or may not have been applied, and acking
+	// again reports those that were as lost.
 	AckAll(ctx context.Context, ls []Lease) (ok []bool, err error)
 
 	// Extend moves a held lease's deadline to ttl from now and returns the
@@ -94,7 +100,11 @@ type Queue interface {
 	// Stats reports the sizes of the collections and the age of the oldest
 	// lease.
 	Stats(ctx context.Context) (Stats, error)
+}
 
+// Admin is what an operator's verbs use besides Seed, Stats and Reclaim:
+// the dead items, and the whole state for export and import.
+type Admin interface {
 	// Dead lists up to limit dead items, oldest first (limit <= 0: all).
 	Dead(ctx context.Context, limit int) ([]DeadItem, error)
 
@@ -106,22 +116,19 @@ type Queue interface {
 	PurgeDead(ctx context.Context) (int, error)
 
 	// Dump calls fn with every record the queue holds: pending oldest first,
-	// then processing, dead and seen. It is the backend half of [Export].
+	// then processing, dead and seen. It stops at fn's first error and
+	// returns it. It is the backend half of [Export].
 	Dump(ctx context.Context, fn func(Record) error) error
 
 	// Load stores records (already validated) into an empty queue, pending in
 	// the given order. It returns ErrNotEmpty when the queue holds state. It
 	// is the backend half of [Import].
 	Load(ctx context.Context, recs []Record) error
-
-	// Close releases the backend's resources. Leases held are not returned:
-	// they expire.
-	Close() error
 }
 
 // Lease is one leased item. ID identifies this lease, not the host: after a
-// lease is reclaimed and the host leased again, the old Lease's Ack, Extend
-// and Fail report ErrLeaseLost and leave the new holder's lease alone.
+// lease is reclaimed and the host leased again, the old Lease's AckAll,
+// Extend and Fail report it lost and leave the new holder's lease alone.
 type Lease struct {
 	Item     Item
 	Raw      []byte    // the item's bytes exactly as stored
@@ -133,17 +140,10 @@ type Lease struct {
 type SeedResult struct {
 	Added     int
 	Duplicate int
-	Rejected  []Rejection
 }
 
-// Rejection is one host Seed refused, with its index in the input.
-type Rejection struct {
-	Index int
-	Input string
-	Err   error
-}
-
-// ReclaimResult reports the hosts Reclaim moved.
+// ReclaimResult reports the hosts Reclaim moved, as text for reports: an
+// item that no longer decoded is named by the start of its bytes.
 type ReclaimResult struct {
 	Requeued []string // back to pending with attempt+1
 	Dead     []string // attempts exhausted
@@ -187,5 +187,5 @@ type Record struct {
 	Deadline time.Time // processing
 	Error    string    // dead
 	At       int64     // dead: Unix seconds
-	Host     string    // seen
+	Host     host.Name // seen
 }

@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 
 	"spyder/crawl"
 	"spyder/queue"
+	"spyder/store"
 	"spyder/store/boltstore"
 	"spyder/store/redisstore"
 )
@@ -156,24 +153,17 @@ func isTerminal(x any) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// backend is an opened queue with what else its store keeps.
-type backend struct {
-	q     queue.Queue
-	name  string // for messages: the file, or the Redis address and key
-	bolt  *boltstore.Store
-	redis *redisstore.Store
-	rc    redis.UniversalClient
-}
-
-// redisPing bounds the check that --redis answers.
-const redisPing = 3 * time.Second
-
-// openBackend opens the queue the flags name: Redis when --redis is set,
+// openBackend opens the store the flags name: Redis when --redis is set,
 // else the bbolt file --db. With mustExist, a missing bbolt file is an
-// error instead of being created (commands that only read).
-func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (*backend, error) {
+// error instead of being created (commands that only read). Errors name
+// the file or the server.
+func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (store.Backend, error) {
 	if addr := strings.TrimSpace(c.String("redis")); addr != "" {
-		return openRedis(ctx, addr, c.String("queue-key"))
+		s, err := redisstore.Connect(ctx, addr, redisstore.Options{Key: c.String("queue-key")})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	path := c.String("db")
 	if path == "" {
@@ -188,107 +178,15 @@ func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (*backend,
 	}
 	s, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
-		return nil, strip(err, "boltstore: ")
+		return nil, err
 	}
-	return &backend{q: s, name: path, bolt: s}, nil
+	return s, nil
 }
 
-// quietRedis drops go-redis's own log lines (one per failed dial): spyder
-// reports Redis trouble itself, in one line.
-type quietRedis struct{}
-
-func (quietRedis) Printf(context.Context, string, ...any) {}
-
-var silenceRedis sync.Once
-
-func openRedis(ctx context.Context, addr, key string) (*backend, error) {
-	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) })
-	name := redactURL(addr)
-	rc, err := redisstore.NewClient(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--redis: %w", err)
-	}
-	pctx, cancel := context.WithTimeout(ctx, redisPing)
-	defer cancel()
-	if err := rc.Ping(pctx).Err(); err != nil {
-		rc.Close()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("redis %s does not answer: %w", name, err)
-	}
-	s, err := redisstore.Open(ctx, rc, redisstore.Options{Key: key})
-	if err != nil {
-		rc.Close()
-		return nil, fmt.Errorf("redis %s: %w", name, strip(err, "redisstore: "))
-	}
-	return &backend{q: s, name: "redis " + name + " key " + s.Key(), redis: s, rc: rc}, nil
-}
-
-// Close closes the queue and the Redis client.
-func (b *backend) Close() error {
-	err := b.q.Close()
-	if errors.Is(err, queue.ErrClosed) {
-		err = nil
-	}
-	if b.rc != nil {
-		if cerr := b.rc.Close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
-
-// emitted returns the output seen set kept in the backend.
-func (b *backend) emitted() (crawl.Emitted, error) {
-	if b.redis != nil {
-		return redisstore.NewEmitted(b.rc, b.redis.Key()), nil
-	}
-	return boltstore.NewEmitted(b.bolt.DB())
-}
-
-// spool returns the store's spool of undelivered output batches.
-func (b *backend) spool() (spool, error) {
-	if b.redis != nil {
-		return redisstore.NewSpool(b.rc, b.redis.Key()), nil
-	}
-	return boltstore.NewSpool(b.bolt.DB())
-}
-
-// spool is a durable FIFO of output batches, kept by the queue's store
-// (boltstore.Spool, redisstore.Spool).
-type spool interface {
-	Put(ctx context.Context, data []byte) error
-	Peek(ctx context.Context) (id string, data []byte, err error)
-	Remove(ctx context.Context, id string) error
-	Len(ctx context.Context) (int, error)
-}
-
-// strip removes a package prefix from an error's message, keeping the
-// chain for errors.Is.
-func strip(err error, prefix string) error {
-	msg := err.Error()
-	if !strings.HasPrefix(msg, prefix) {
+// closeBackend closes b; a second close is not an error.
+func closeBackend(b store.Backend) error {
+	if err := b.Close(); err != nil && !errors.Is(err, queue.ErrClosed) {
 		return err
 	}
-	return &stripped{msg: strings.TrimPrefix(msg, prefix), err: err}
-}
-
-type stripped struct {
-	msg string
-	err error
-}
-
-func (e *stripped) Error() string { return e.msg }
-func (e *stripped) Unwrap() error { return e.err }
-
-// redactURL hides a password in a Redis URL for messages.
-func redactURL(s string) string {
-	if strings.Contains(s, "://") {
-		if u, err := url.Parse(s); err == nil {
-			return u.Redacted()
-		}
-		return "(unparseable URL)"
-	}
-	return s
+	return nil
 }

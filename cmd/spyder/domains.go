@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"spyder/host"
 	"spyder/queue"
 )
 
@@ -33,125 +34,163 @@ type seedReport struct {
 var errNoHosts = errors.New("holds no hosts (blank lines and # comments only)")
 
 // seedDomains reads path ("-" for stdin) one host per line and seeds q with
-// them in chunks. Blank lines and lines starting with # are skipped, CRLF
-// endings and a byte order mark are fine, a URL is reduced to its host and
-// an IDN converted to punycode (queue.NormalizeHost). Lines that are not a
-// host are logged with their line number and skipped. A file that cannot
+// them in chunks. This is where a host from a file enters spyder, so each
+// line is parsed here ([host.Parse]): blank lines and lines starting with #
+// are skipped, CRLF endings and a byte order mark are fine, a URL is
+// reduced to its host and an IDN converted to punycode. Lines that are not
+// a host are logged with their line number and skipped. A file that cannot
 // be read, is a directory, looks binary or holds no host at all is an error
 // naming it, and then nothing is seeded.
-func seedDomains(ctx context.Context, q queue.Queue, path string, stdin io.Reader, log *slog.Logger) (seedReport, error) {
-	var rep seedReport
-	name := "domains file " + path
-	var r io.Reader
+func seedDomains(ctx context.Context, q queue.Worker, path string, stdin io.Reader, log *slog.Logger) (seedReport, error) {
+	name, r, closeFile, err := openDomains(path, stdin)
+	if err != nil {
+		return seedReport{}, err
+	}
+	defer closeFile()
+	s := &seeder{q: q, log: log, path: path, name: name}
+	if err := s.readAll(ctx, r); err != nil {
+		return s.rep, err
+	}
+	if s.hostLines == 0 {
+		return s.rep, fmt.Errorf("%s %w", name, errNoHosts)
+	}
+	if err := s.flush(ctx); err != nil {
+		return s.rep, err
+	}
+	if s.rep.Rejected > maxLoggedBad {
+		log.Warn("domain_rejected", "file", path, "more", s.rep.Rejected-maxLoggedBad)
+	}
+	log.Info("seeded", "file", path, "lines", s.rep.Lines, "added", s.rep.Added, "duplicate", s.rep.Duplicate, "rejected", s.rep.Rejected)
+	if s.rep.Added+s.rep.Duplicate == 0 {
+		return s.rep, fmt.Errorf("%s: none of its %d host lines is a valid host", name, s.hostLines)
+	}
+	return s.rep, nil
+}
+
+// openDomains opens path ("-": stdin) for reading and checks that it is a
+// readable file that does not look binary. name is how messages call it.
+func openDomains(path string, stdin io.Reader) (name string, r *bufio.Reader, closeFile func() error, err error) {
+	name = "domains file " + path
+	closeFile = func() error { return nil }
+	src := stdin
 	if path == "-" {
-		name, r = "domains on stdin", stdin
+		name = "domains on stdin"
 	} else {
 		st, err := os.Stat(path)
 		if err != nil {
-			return rep, fmt.Errorf("%s: %w", name, pathErr(err))
+			return name, nil, nil, fmt.Errorf("%s: %w", name, pathErr(err))
 		}
 		if st.IsDir() {
-			return rep, fmt.Errorf("%s is a directory, not a list of hosts", name)
+			return name, nil, nil, fmt.Errorf("%s is a directory, not a list of hosts", name)
 		}
 		f, err := os.Open(path)
 		if err != nil {
-			return rep, fmt.Errorf("%s: %w", name, pathErr(err))
+			return name, nil, nil, fmt.Errorf("%s: %w", name, pathErr(err))
 		}
-		defer f.Close()
-		r = f
+		src, closeFile = f, f.Close
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, err := br.Peek(8 << 10)
+	r = bufio.NewReaderSize(src, 64<<10)
+	head, err := r.Peek(8 << 10)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-		return rep, fmt.Errorf("%s: %w", name, pathErr(err))
+		closeFile()
+		return name, nil, nil, fmt.Errorf("%s: %w", name, pathErr(err))
 	}
 	if i := bytes.IndexByte(head, 0); i >= 0 {
-		return rep, fmt.Errorf("%s looks binary (a NUL byte at offset %d), not one host per line", name, i)
+		closeFile()
+		return name, nil, nil, fmt.Errorf("%s looks binary (a NUL byte at offset %d), not one host per line", name, i)
 	}
+	return name, r, closeFile, nil
+}
 
-	var hosts []string
-	var lines []int
-	var bad int
-	reject := func(line int, input, reason string) {
-		rep.Rejected++
-		bad++
-		if bad <= maxLoggedBad {
-			log.Warn("domain_rejected", "file", path, "line", line, "input", clipString(input, 80), "reason", reason)
-		}
-	}
-	flush := func() error {
-		if len(hosts) == 0 {
-			return nil
-		}
-		res, err := q.Seed(ctx, hosts)
-		if err != nil {
-			return fmt.Errorf("seed from %s: %w", name, err)
-		}
-		rep.Added += res.Added
-		rep.Duplicate += res.Duplicate
-		for _, rj := range res.Rejected {
-			reason := rj.Err.Error()
-			if s, ok := strings.CutPrefix(reason, "invalid host "+fmt.Sprintf("%q", rj.Input)+": "); ok {
-				reason = s
-			}
-			reject(lines[rj.Index], rj.Input, reason)
-		}
-		hosts, lines = hosts[:0], lines[:0]
-		return nil
-	}
-	hostLines := 0
+// seeder parses the lines of one domains file and seeds the hosts in
+// chunks, remembering each host's line so that a rejection names it.
+type seeder struct {
+	q          queue.Worker
+	log        *slog.Logger
+	path, name string
+
+	rep       seedReport
+	hostLines int // lines that are neither blank nor a comment
+	hosts     []host.Name
+}
+
+// readAll reads r line by line to its end, seeding every full chunk.
+func (s *seeder) readAll(ctx context.Context, r *bufio.Reader) error {
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			rep.Lines++
-			hostLines++
+			s.rep.Lines++
+			s.hostLines++
 			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
+				_, err = r.ReadSlice('\n')
 			}
-			reject(rep.Lines, string(line[:80]), fmt.Sprintf("line longer than %d bytes", maxDomainLine))
+			s.reject(s.rep.Lines, string(line[:80]), fmt.Sprintf("line longer than %d bytes", maxDomainLine))
 		} else if len(line) > 0 {
-			rep.Lines++
-			s := strings.TrimSpace(strings.TrimPrefix(string(line), "\ufeff"))
-			switch {
-			case s == "" || strings.HasPrefix(s, "#"):
-			case len(s) > maxDomainLine:
-				hostLines++
-				reject(rep.Lines, s, fmt.Sprintf("line longer than %d bytes", maxDomainLine))
-			case strings.IndexByte(s, 0) >= 0:
-				hostLines++
-				reject(rep.Lines, s, "NUL byte in line")
-			default:
-				hostLines++
-				hosts = append(hosts, s)
-				lines = append(lines, rep.Lines)
-				if len(hosts) >= seedChunk {
-					if err := flush(); err != nil {
-						return rep, err
-					}
-				}
-			}
+			s.rep.Lines++
+			s.take(string(line))
 		}
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return rep, fmt.Errorf("%s: read line %d: %w", name, rep.Lines+1, err)
+			return fmt.Errorf("%s: read line %d: %w", s.name, s.rep.Lines+1, err)
+		}
+		if len(s.hosts) >= seedChunk {
+			if err := s.flush(ctx); err != nil {
+				return err
+			}
 		}
 	}
-	if hostLines == 0 {
-		return rep, fmt.Errorf("%s %w", name, errNoHosts)
+}
+
+// take parses one line: a comment or blank line is skipped, a host is
+// kept for the next Seed, anything else is rejected with why.
+func (s *seeder) take(line string) {
+	t := strings.TrimSpace(strings.TrimPrefix(line, "\ufeff"))
+	if t == "" || strings.HasPrefix(t, "#") {
+		return
 	}
-	if err := flush(); err != nil {
-		return rep, err
+	s.hostLines++
+	switch {
+	case len(t) > maxDomainLine:
+		s.reject(s.rep.Lines, t, fmt.Sprintf("line longer than %d bytes", maxDomainLine))
+	case strings.IndexByte(t, 0) >= 0:
+		s.reject(s.rep.Lines, t, "NUL byte in line")
+	default:
+		h, err := host.Parse(t)
+		var he *host.Error
+		switch {
+		case errors.As(err, &he):
+			s.reject(s.rep.Lines, he.Input, he.Reason)
+		case err != nil:
+			s.reject(s.rep.Lines, t, err.Error())
+		default:
+			s.hosts = append(s.hosts, h)
+		}
 	}
-	if bad > maxLoggedBad {
-		log.Warn("domain_rejected", "file", path, "more", bad-maxLoggedBad)
+}
+
+// reject counts a line that is not a host and logs the first few.
+func (s *seeder) reject(line int, input, reason string) {
+	s.rep.Rejected++
+	if s.rep.Rejected <= maxLoggedBad {
+		s.log.Warn("domain_rejected", "file", s.path, "line", line, "input", clipString(input, 80), "reason", reason)
 	}
-	log.Info("seeded", "file", path, "lines", rep.Lines, "added", rep.Added, "duplicate", rep.Duplicate, "rejected", rep.Rejected)
-	if rep.Added+rep.Duplicate == 0 {
-		return rep, fmt.Errorf("%s: none of its %d host lines is a valid host", name, hostLines)
+}
+
+// flush seeds the hosts kept so far.
+func (s *seeder) flush(ctx context.Context) error {
+	if len(s.hosts) == 0 {
+		return nil
 	}
-	return rep, nil
+	res, err := s.q.Seed(ctx, s.hosts)
+	if err != nil {
+		return fmt.Errorf("seed from %s: %w", s.name, err)
+	}
+	s.rep.Added += res.Added
+	s.rep.Duplicate += res.Duplicate
+	s.hosts = s.hosts[:0]
+	return nil
 }
 
 // pathErr drops the repeated path of an *os.PathError.

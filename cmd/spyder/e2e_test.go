@@ -20,6 +20,7 @@ import (
 
 	"spyder/crawl"
 	"spyder/crawl/crawltest"
+	"spyder/metrics"
 	"spyder/store/redisstore/redistest"
 )
 
@@ -46,8 +47,8 @@ func TestE2E_StandaloneEqualsExpected(t *testing.T) {
 		}
 	}
 	for _, pr := range got.Probes {
-		if want, ok := w.PageOutcome[pr.Host]; ok && pageOutcome(pr) != want {
-			t.Errorf("%s: page outcome %q, want %q (%s)", pr.Host, pageOutcome(pr), want, w.Describe(pr.Host))
+		if want, ok := w.PageOutcome[pr.Host]; ok && metrics.PageOutcome(pr) != want {
+			t.Errorf("%s: page outcome %q, want %q (%s)", pr.Host, metrics.PageOutcome(pr), want, w.Describe(pr.Host))
 		}
 	}
 	// The world's CA is not handed to the process (crawltest keeps it in a
@@ -580,8 +581,8 @@ func TestE2E_Continuous(t *testing.T) {
 		t.Errorf("edges differ from World.ExpectedFor(probed hosts) (-want +got):\n%s", diff)
 	}
 	for _, pr := range got.Probes {
-		if o, ok := outcomes[pr.Host]; ok && pageOutcome(pr) != o {
-			t.Errorf("%s: page outcome %q, want %q", pr.Host, pageOutcome(pr), o)
+		if o, ok := outcomes[pr.Host]; ok && metrics.PageOutcome(pr) != o {
+			t.Errorf("%s: page outcome %q, want %q", pr.Host, metrics.PageOutcome(pr), o)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"spyder/crawl"
+	"spyder/host"
 )
 
 // fakeProbe is the probe of the hidden `spyder run --fake-probe`, a test
@@ -20,8 +21,9 @@ type fakeProbe struct {
 	now            func() time.Time
 }
 
-// Probe implements prober.
-func (f fakeProbe) Probe(_ context.Context, host string) *crawl.Result {
+// ProbeHost implements worker.Prober.
+func (f fakeProbe) ProbeHost(_ context.Context, name host.Name) *crawl.Result {
+	host := string(name)
 	now := f.now().Unix()
 	h := fnv.New32a()
 	h.Write([]byte(host))

@@ -1,6 +1,6 @@
 package main
 
-// The process-level fault suite of issue 6: real spyder processes, a real
+// The process-level fault suite: real spyder processes, a real
 // redis-server and the simulated internet, broken on purpose. `make test`
 // runs short versions; SPYDER_SOAK=1 (make soak) the long ones. Kill
 // schedules are random: the seed is logged, and SPYDER_FAULT_SEED replays

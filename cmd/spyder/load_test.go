@@ -24,7 +24,7 @@ import (
 	"spyder/store/redisstore/redistest"
 )
 
-// Load tests (issue 6, part 5). They drive the built binary as an operator
+// Load tests. They drive the built binary as an operator
 // would and measure each spyder process from outside: hosts/s, peak RSS and
 // Redis's used_memory_peak. Peak RSS is VmHWM read from /proc/PID/status at
 // every sample: wait4's Maxrss cannot be used, because Go starts children

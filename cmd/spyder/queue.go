@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2/altsrc"
 
 	"spyder/queue"
+	"spyder/store"
 )
 
 // queueCommand is `spyder queue`: look at and manage the queue without
@@ -34,13 +35,13 @@ func queueCommand() *cli.Command {
 				Name:   "stats",
 				Usage:  "print pending, processing, dead and seen counts and the oldest lease age",
 				Flags:  append(backendFlags(), &cli.BoolFlag{Name: "json", Usage: "print one JSON object"}),
-				Action: queueStats,
+				Action: withBackend(true, queueStats),
 			}),
 			withConfig(&cli.Command{
 				Name:   "export",
 				Usage:  "write every record of the queue to stdout as JSON lines (see `queue import`)",
 				Flags:  backendFlags(),
-				Action: queueExport,
+				Action: withBackend(true, queueExport),
 			}),
 			withConfig(&cli.Command{
 				Name:      "import",
@@ -58,7 +59,7 @@ func queueCommand() *cli.Command {
 					altsrc.NewIntFlag(&cli.IntFlag{Name: "max-attempts", Value: queue.DefaultMaxAttempts, EnvVars: []string{"SPYDER_MAX_ATTEMPTS"},
 						Usage: "an item reaching this many attempts goes to dead"}),
 				),
-				Action: queueReclaim,
+				Action: withBackend(true, queueReclaim),
 			}),
 			{
 				Name:  "dead",
@@ -69,12 +70,12 @@ func queueCommand() *cli.Command {
 						Flags: append(backendFlags(),
 							&cli.IntFlag{Name: "limit", Value: 100, Usage: "print at most `N` items (0: all)"},
 							&cli.BoolFlag{Name: "json", Usage: "print JSON lines"}),
-						Action: queueDeadList,
+						Action: withBackend(true, queueDeadList),
 					}),
 					withConfig(&cli.Command{
 						Name: "retry", Usage: "move dead items back to pending with attempt 0",
 						Flags:  append(backendFlags(), &cli.IntFlag{Name: "limit", Usage: "retry at most `N` items (0: all)"}),
-						Action: queueDeadRetry,
+						Action: withBackend(true, queueDeadRetry),
 					}),
 					withConfig(&cli.Command{
 						Name: "purge", Usage: "delete every dead item for good (needs --yes)",
@@ -84,6 +85,24 @@ func queueCommand() *cli.Command {
 				},
 			},
 		},
+	}
+}
+
+// withBackend runs action on the store the flags name, opened before and
+// closed after it (mustExist: see openBackend). A close that fails after a
+// successful action is the command's error: the store may not have kept
+// what the action wrote.
+func withBackend(mustExist bool, action func(c *cli.Context, b store.Backend) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		b, err := openBackend(c.Context, c, mustExist)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		if err := action(c, b); err != nil {
+			return err
+		}
+		return closeBackend(b)
 	}
 }
 
@@ -113,34 +132,26 @@ func queueSeed(c *cli.Context) error {
 		}
 		files = []string{"-"}
 	}
-	b, err := openBackend(c.Context, c, false)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	var total seedReport
-	for _, f := range files {
-		rep, err := seedDomains(c.Context, b.q, f, os.Stdin, log)
-		if err != nil {
-			return err
+	return withBackend(false, func(c *cli.Context, b store.Backend) error {
+		var total seedReport
+		for _, f := range files {
+			rep, err := seedDomains(c.Context, b, f, os.Stdin, log)
+			if err != nil {
+				return err
+			}
+			total.Added += rep.Added
+			total.Duplicate += rep.Duplicate
+			total.Rejected += rep.Rejected
 		}
-		total.Added += rep.Added
-		total.Duplicate += rep.Duplicate
-		total.Rejected += rep.Rejected
-	}
-	fmt.Fprintf(c.App.Writer, "added %d, duplicate %d, rejected %d (%s)\n", total.Added, total.Duplicate, total.Rejected, b.name)
-	return b.Close()
+		fmt.Fprintf(c.App.Writer, "added %d, duplicate %d, rejected %d (%s)\n", total.Added, total.Duplicate, total.Rejected, b.Name())
+		return nil
+	})(c)
 }
 
-func queueStats(c *cli.Context) error {
-	b, err := openBackend(c.Context, c, true)
+func queueStats(c *cli.Context, b store.Backend) error {
+	st, err := b.Stats(c.Context)
 	if err != nil {
-		return err
-	}
-	defer b.Close()
-	st, err := b.q.Stats(c.Context)
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.name, err)
+		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
@@ -150,7 +161,7 @@ func queueStats(c *cli.Context) error {
 		})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "queue\t%s\n", b.name)
+	fmt.Fprintf(tw, "queue\t%s\n", b.Name())
 	fmt.Fprintf(tw, "pending\t%d\n", st.Pending)
 	fmt.Fprintf(tw, "processing\t%d\n", st.Processing)
 	fmt.Fprintf(tw, "dead\t%d\n", st.Dead)
@@ -163,16 +174,11 @@ func queueStats(c *cli.Context) error {
 	return tw.Flush()
 }
 
-func queueExport(c *cli.Context) error {
-	b, err := openBackend(c.Context, c, true)
-	if err != nil {
-		return err
+func queueExport(c *cli.Context, b store.Backend) error {
+	if err := queue.Export(c.Context, b, c.App.Writer); err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	defer b.Close()
-	if err := queue.Export(c.Context, b.q, c.App.Writer); err != nil {
-		return fmt.Errorf("%s: %w", b.name, err)
-	}
-	return b.Close()
+	return nil
 }
 
 func queueImport(c *cli.Context) error {
@@ -199,31 +205,23 @@ func queueImport(c *cli.Context) error {
 		defer f.Close()
 		r, name = f, p
 	}
-	b, err := openBackend(c.Context, c, false)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	n, err := queue.Import(c.Context, b.q, r)
-	if errors.Is(err, queue.ErrNotEmpty) {
-		return fmt.Errorf("import into %s: the queue already holds state; import needs an empty one (a new --db file or --queue-key)", b.name)
-	}
-	if err != nil {
-		return fmt.Errorf("import %s into %s: %w", name, b.name, strip(err, "import: "))
-	}
-	fmt.Fprintf(c.App.Writer, "imported %d records into %s\n", n, b.name)
-	return b.Close()
+	return withBackend(false, func(c *cli.Context, b store.Backend) error {
+		n, err := queue.Import(c.Context, b, r)
+		if errors.Is(err, queue.ErrNotEmpty) {
+			return fmt.Errorf("import into %s: the queue already holds state; import needs an empty one (a new --db file or --queue-key)", b.Name())
+		}
+		if err != nil {
+			return fmt.Errorf("import %s into %s: %w", name, b.Name(), err)
+		}
+		fmt.Fprintf(c.App.Writer, "imported %d records into %s\n", n, b.Name())
+		return nil
+	})(c)
 }
 
-func queueReclaim(c *cli.Context) error {
-	b, err := openBackend(c.Context, c, true)
+func queueReclaim(c *cli.Context, b store.Backend) error {
+	res, err := b.Reclaim(c.Context, c.Duration("lease"), c.Int("max-attempts"))
 	if err != nil {
-		return err
-	}
-	defer b.Close()
-	res, err := b.q.Reclaim(c.Context, c.Duration("lease"), c.Int("max-attempts"))
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.name, err)
+		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	fmt.Fprintf(c.App.Writer, "requeued %d, dead %d\n", len(res.Requeued), len(res.Dead))
 	for _, h := range res.Requeued {
@@ -235,15 +233,10 @@ func queueReclaim(c *cli.Context) error {
 	return nil
 }
 
-func queueDeadList(c *cli.Context) error {
-	b, err := openBackend(c.Context, c, true)
+func queueDeadList(c *cli.Context, b store.Backend) error {
+	items, err := b.Dead(c.Context, c.Int("limit"))
 	if err != nil {
-		return err
-	}
-	defer b.Close()
-	items, err := b.q.Dead(c.Context, c.Int("limit"))
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.name, err)
+		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
@@ -265,22 +258,17 @@ func queueDeadList(c *cli.Context) error {
 	for _, d := range items {
 		host, attempts := fmt.Sprintf("(undecodable) %s", clipString(strings.ToValidUTF8(string(d.Raw), "?"), 40)), "-"
 		if d.Item != nil {
-			host, attempts = d.Item.Host, fmt.Sprint(d.Item.Attempt)
+			host, attempts = string(d.Item.Host), fmt.Sprint(d.Item.Attempt)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", time.Unix(d.At, 0).UTC().Format(time.RFC3339), host, attempts, d.Error)
 	}
 	return tw.Flush()
 }
 
-func queueDeadRetry(c *cli.Context) error {
-	b, err := openBackend(c.Context, c, true)
+func queueDeadRetry(c *cli.Context, b store.Backend) error {
+	n, err := b.RetryDead(c.Context, c.Int("limit"))
 	if err != nil {
-		return err
-	}
-	defer b.Close()
-	n, err := b.q.RetryDead(c.Context, c.Int("limit"))
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.name, err)
+		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	fmt.Fprintf(c.App.Writer, "moved %d dead items back to pending\n", n)
 	return nil
@@ -290,15 +278,12 @@ func queueDeadPurge(c *cli.Context) error {
 	if !c.Bool("yes") {
 		return usagef("queue dead purge deletes every dead item for good; add --yes to do it")
 	}
-	b, err := openBackend(c.Context, c, true)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	n, err := b.q.PurgeDead(c.Context)
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.name, err)
-	}
-	fmt.Fprintf(c.App.Writer, "purged %d dead items\n", n)
-	return nil
+	return withBackend(true, func(c *cli.Context, b store.Backend) error {
+		n, err := b.PurgeDead(c.Context)
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.Name(), err)
+		}
+		fmt.Fprintf(c.App.Writer, "purged %d dead items\n", n)
+		return nil
+	})(c)
 }

@@ -5,9 +5,10 @@
 // The world knows the exact edges a correct crawl must emit
 // ([World.Expected]), computed from the generated plan rather than by
 // crawling it, so a crawler can be checked for precision and recall. The
-// rules are those of the crawl contract (/work/notes/crawl-contract.md, "Edge
-// rules"); the plan's answers (DNS records, routes, robots.txt, pages) are
-// the same data the servers serve, so the two cannot disagree.
+// rules it applies, called the contract here, are the ones spelled out
+// below, after each kind of host; the plan's answers (DNS records, routes,
+// robots.txt, pages) are the same data the servers serve, so the two cannot
+// disagree.
 //
 // # What a world holds, and what Expected makes of it
 //
@@ -69,5 +70,10 @@
 // differs from the probed host's. Decoys that must not count: URLs in
 // comments, script text, textarea, form action, srcset, data-href, text.
 //
-// Options.Hostile adds the hosts of issue 6 (see [World.Hostile]).
+// Options.Hostile adds hosts meant to exhaust a crawler (see
+// [World.Hostile]): a TLS server sending a byte a second, a body that never
+// ends, a 1 GiB page, a page of 100,000 links, 50 redirects, 1,000 DNS
+// records, a certificate with 10,000 SANs, a name that is not valid UTF-8,
+// a CNAME loop, a chain of 30 CNAMEs and a name the DNS server never
+// answers.
 package crawltest

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"spyder/crawl"
-	"spyder/queue"
+	"spyder/host"
 )
 
 // The contract's defaults that Expected assumes.
@@ -104,7 +104,7 @@ func (p *plan) expectedHostile() ([]crawl.Edge, map[string]string) {
 // expectHost adds the edges of a correct probe of h and returns the status
 // its page step ends with.
 func (p *plan) expectHost(h string, add func(typ, target string)) string {
-	if _, err := queue.NormalizeHost(h); err != nil {
+	if _, err := host.Parse(h); err != nil {
 		return "invalid_host"
 	}
 	if p.silent[h] {

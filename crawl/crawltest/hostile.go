@@ -131,6 +131,8 @@ func manyLinksBody() ([]byte, int) {
 	return b.Bytes(), before
 }
 
+// manyLinkHosts are the hosts of the 100,000-link page's links before the
+// cap, sorted: the ones a correct probe credits it with.
 func manyLinkHosts() []string {
 	_, n := manyLinksBody()
 	out := make([]string, n)
@@ -173,15 +175,8 @@ func (w *World) serveHostile(rw http.ResponseWriter, r *http.Request, s *site) b
 		if err != nil {
 			return true
 		}
-		w.srv.mu.Lock()
-		w.srv.conns[c] = true
-		w.srv.mu.Unlock()
-		defer func() {
-			c.Close()
-			w.srv.mu.Lock()
-			delete(w.srv.conns, c)
-			w.srv.mu.Unlock()
-		}()
+		w.srv.track(c)
+		defer w.srv.forget(c)
 		brw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<!DOCTYPE html><html><body><p>this never ends")
 		brw.Flush()
 		buf := make([]byte, 512)
@@ -199,43 +194,28 @@ func (w *World) serveHostile(rw http.ResponseWriter, r *http.Request, s *site) b
 // trickle accepts connections and sends the start of a TLS record one
 // byte a second, forever: a handshake that never completes.
 func (w *World) trickle(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
+	w.acceptEach(ln, w.trickleRecord)
+}
+
+// trickleRecord writes to c the header of a 16 KiB TLS handshake record,
+// then zeros, one byte a second, until the client goes away or the world
+// stops.
+func (w *World) trickleRecord(c net.Conn) {
+	record := []byte{0x16, 0x03, 0x03, 0x40, 0x00} // handshake record of 16 KiB
+	for i := 0; ; i++ {
+		b := byte(0)
+		if i < len(record) {
+			b = record[i]
+		}
+		if _, err := c.Write([]byte{b}); err != nil {
 			return
 		}
-		if !w.enter() {
-			c.Close()
-			continue
+		t := time.NewTimer(time.Second)
+		select {
+		case <-t.C:
+		case <-w.done:
+			t.Stop()
+			return
 		}
-		w.srv.mu.Lock()
-		w.srv.conns[c] = true
-		w.srv.mu.Unlock()
-		go func() {
-			defer w.leave()
-			defer func() {
-				c.Close()
-				w.srv.mu.Lock()
-				delete(w.srv.conns, c)
-				w.srv.mu.Unlock()
-			}()
-			record := []byte{0x16, 0x03, 0x03, 0x40, 0x00} // handshake record of 16 KiB
-			for i := 0; ; i++ {
-				b := byte(0)
-				if i < len(record) {
-					b = record[i]
-				}
-				if _, err := c.Write([]byte{b}); err != nil {
-					return
-				}
-				t := time.NewTimer(time.Second)
-				select {
-				case <-t.C:
-				case <-w.done:
-					t.Stop()
-					return
-				}
-			}
-		}()
 	}
 }

@@ -25,37 +25,30 @@ type servers struct {
 	conns map[net.Conn]bool // open black-hole connections
 }
 
+// track registers c as an open connection, so that stopping the world
+// closes it even while a handler is blocked on it.
+func (s *servers) track(c net.Conn) {
+	s.mu.Lock()
+	s.conns[c] = true
+	s.mu.Unlock()
+}
+
+// forget closes c and drops it from the open connections.
+func (s *servers) forget(c net.Conn) {
+	c.Close()
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
 // startHTTP starts the HTTPS server (virtual hosting by SNI and Host), the
 // plain HTTP server and the black hole that hanging hosts map to.
 func (w *World) startHTTP() (stop func(), err error) {
-	var lns []net.Listener
-	listen := func() (net.Listener, error) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return nil, fmt.Errorf("listen: %w", err)
-		}
-		lns = append(lns, ln)
-		return ln, nil
-	}
-	tlsLn, err := listen()
+	lns, err := listenLoopback(4)
 	if err != nil {
 		return nil, err
 	}
-	plainLn, err := listen()
-	if err != nil {
-		return nil, err
-	}
-	hangLn, err := listen()
-	if err != nil {
-		return nil, err
-	}
-	trickleLn, err := listen()
-	if err != nil {
-		return nil, err
-	}
+	tlsLn, plainLn, hangLn, trickleLn := lns[0], lns[1], lns[2], lns[3]
 	w.srv = &servers{tls: tlsLn.Addr().String(), plain: plainLn.Addr().String(), hang: hangLn.Addr().String(),
 		trickle: trickleLn.Addr().String(), conns: make(map[net.Conn]bool)}
 
@@ -94,9 +87,29 @@ func (w *World) startHTTP() (stop func(), err error) {
 	}, nil
 }
 
-// blackHole accepts connections and never answers, reading until the
-// client closes or the world stops.
-func (w *World) blackHole(ln net.Listener) {
+// listenLoopback opens n TCP listeners on free loopback ports. If one
+// fails, those already open are closed, so nothing is left listening.
+func listenLoopback(n int) ([]net.Listener, error) {
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("listen: %w", err)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+// acceptEach accepts connections on ln until it is closed and serves each
+// with serve in its own goroutine, counted as an active handler. A
+// connection is tracked while it is served, so stopping the world closes
+// it, and is closed and forgotten once serve returns; one accepted after
+// the world began closing is closed at once.
+func (w *World) acceptEach(ln net.Listener, serve func(net.Conn)) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -106,18 +119,19 @@ func (w *World) blackHole(ln net.Listener) {
 			c.Close()
 			continue
 		}
-		w.srv.mu.Lock()
-		w.srv.conns[c] = true
-		w.srv.mu.Unlock()
+		w.srv.track(c)
 		go func() {
 			defer w.leave()
-			io.Copy(io.Discard, c)
-			c.Close()
-			w.srv.mu.Lock()
-			delete(w.srv.conns, c)
-			w.srv.mu.Unlock()
+			defer w.srv.forget(c)
+			serve(c)
 		}()
 	}
+}
+
+// blackHole accepts connections and never answers, reading until the
+// client closes or the world stops.
+func (w *World) blackHole(ln net.Listener) {
+	w.acceptEach(ln, func(c net.Conn) { io.Copy(io.Discard, c) })
 }
 
 // certificate picks the certificate by SNI; a host without one (or an
@@ -238,6 +252,8 @@ func (w *World) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serveRobots answers /robots.txt with s's variant, or for a trickling
+// site with a body that never ends.
 func (w *World) serveRobots(rw http.ResponseWriter, r *http.Request, s *site) {
 	v := robotsVariants[s.robots]
 	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")

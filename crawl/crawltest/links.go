@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/net/idna"
 
-	"spyder/queue"
+	"spyder/host"
 )
 
 // linkTags are the elements and attributes the contract extracts links from.
@@ -97,32 +97,31 @@ func (g *gen) href(s *site) string {
 	}
 }
 
-// decoy returns HTML holding a URL that the contract's rules do not take.
+// decoyForms are the places a decoy URL is put, as the text before and
+// after it: a comment, script text, a textarea, a form action, a srcset, a
+// data-href, plain text and an anchor's name. None of them is a link.
+var decoyForms = [][2]string{
+	{"<!-- <a href=\"", "\">old</a> -->"},
+	{"<script>var s = '<a href=\"", "\">x</a>';</script>"},
+	{"<textarea><a href=\"", "\">x</a></textarea>"},
+	{"<form action=\"", "submit\"><input type=\"submit\"></form>"},
+	{"<img srcset=\"", "a.png 2x\" alt=\"\">"},
+	{"<div data-href=\"", "\">x</div>"},
+	{"<p>see ", " for more</p>"},
+	{"<a name=\"", "\">anchor</a>"},
+}
+
+// decoy returns HTML holding a URL that the contract's rules do not take:
+// a fresh host in one of decoyForms.
 func (g *gen) decoy() string {
 	h := fmt.Sprintf("https://decoy-%s.com/", g.label())
-	switch g.r.IntN(8) {
-	case 0:
-		return "<!-- <a href=\"" + h + "\">old</a> -->"
-	case 1:
-		return "<script>var s = '<a href=\"" + h + "\">x</a>';</script>"
-	case 2:
-		return "<textarea><a href=\"" + h + "\">x</a></textarea>"
-	case 3:
-		return "<form action=\"" + h + "submit\"><input type=\"submit\"></form>"
-	case 4:
-		return "<img srcset=\"" + h + "a.png 2x\" alt=\"\">"
-	case 5:
-		return "<div data-href=\"" + h + "\">x</div>"
-	case 6:
-		return "<p>see " + h + " for more</p>"
-	default:
-		return "<a name=\"" + h + "\">anchor</a>"
-	}
+	f := decoyForms[g.r.IntN(len(decoyForms))]
+	return f[0] + h + f[1]
 }
 
 // linkHosts resolves s's links (before the cap) against the page URL and
 // <base>, keeps http(s) ones, normalises their hosts with
-// queue.NormalizeHost and returns the distinct valid ones, sorted.
+// host.Parse and returns the distinct valid ones, sorted.
 func linkHosts(s *site) []string {
 	base, _ := url.Parse("https://" + s.host + "/")
 	if s.base != "" {
@@ -151,9 +150,9 @@ func resolveLink(base *url.URL, val string) (string, bool) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", false
 	}
-	h, err := queue.NormalizeHost(u.Hostname())
+	h, err := host.Parse(u.Hostname())
 	if err != nil {
 		return "", false
 	}
-	return h, true
+	return string(h), true
 }

@@ -26,7 +26,7 @@ import (
 	"golang.org/x/net/html"
 
 	"spyder/crawl"
-	"spyder/queue"
+	hostname "spyder/host"
 )
 
 func spkiOf(c *x509.Certificate) string {
@@ -151,7 +151,7 @@ func (rc *refCrawler) lookup(ctx context.Context, host string, t uint16) (*dns.M
 func (rc *refCrawler) probe(host string, add func(typ, target string)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), rc.timeout)
 	defer cancel()
-	if _, err := queue.NormalizeHost(host); err != nil {
+	if _, err := hostname.Parse(host); err != nil {
 		return err
 	}
 	types := []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeNS, dns.TypeMX, dns.TypeCNAME}

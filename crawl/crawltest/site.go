@@ -138,6 +138,24 @@ type route struct {
 	html     bool   // the body is the site's page with its links
 }
 
+// pageRoutes are the answers for "/" of the page kinds that answer it
+// directly with something other than the plain HTML page: other types,
+// other spellings of the HTML type, and error statuses.
+var pageRoutes = map[pageKind]route{
+	pageXHTML:     {status: 200, ctype: "application/xhtml+xml", html: true},
+	pageMalformed: {status: 200, ctype: "text/html;charset=UTF-8", html: true},
+	pageBig:       {status: 200, ctype: "text/html", html: true},
+	pageJSON:      {status: 200, ctype: "application/json"},
+	pagePlain:     {status: 200, ctype: "text/plain; charset=utf-8"},
+	pageImage:     {status: 200, ctype: "image/png"},
+	page500:       {status: 500, ctype: "text/html; charset=utf-8"},
+	page503:       {status: 503, ctype: "text/html; charset=utf-8"},
+	page404:       {status: 404, ctype: "text/html; charset=utf-8"},
+}
+
+// route answers path for s: the hops of a redirect chain, the two ends of
+// a redirect loop, the plain page for any other path but "/", and for "/"
+// the answer of s's page kind.
 func (s *site) route(path string) route {
 	redirect := func(loc string) route {
 		return route{status: s.redirectCode(), ctype: "text/html; charset=utf-8", location: loc}
@@ -166,25 +184,10 @@ func (s *site) route(path string) route {
 	if path != "/" {
 		return page
 	}
+	if rt, ok := pageRoutes[s.page]; ok {
+		return rt
+	}
 	switch s.page {
-	case pageXHTML:
-		return route{status: 200, ctype: "application/xhtml+xml", html: true}
-	case pageMalformed:
-		return route{status: 200, ctype: "text/html;charset=UTF-8", html: true}
-	case pageBig:
-		return route{status: 200, ctype: "text/html", html: true}
-	case pageJSON:
-		return route{status: 200, ctype: "application/json"}
-	case pagePlain:
-		return route{status: 200, ctype: "text/plain; charset=utf-8"}
-	case pageImage:
-		return route{status: 200, ctype: "image/png"}
-	case page500:
-		return route{status: 500, ctype: "text/html; charset=utf-8"}
-	case page503:
-		return route{status: 503, ctype: "text/html; charset=utf-8"}
-	case page404:
-		return route{status: 404, ctype: "text/html; charset=utf-8"}
 	case pageRedirect, pageRedirectDead, pageRedirectBlocked, pageRedirectHTTP, pageRedirectPingpong:
 		return redirect(s.target)
 	case pageRedirectPath:
@@ -229,46 +232,56 @@ func (g *gen) site(host string, good bool) *site {
 	return s
 }
 
-func (g *gen) robotsRoll() int {
-	weights := []struct {
-		v int
-		w float64
-	}{
-		{robotsDisallowPrivate, .12}, {robotsCRLFAdmin, .05}, {robots404, .12}, {robots410, .02},
-		{robotsOtherBot, .04}, {robotsSpecificAllow, .03}, {robotsIndexOnly, .02}, {robotsBlockAll, .05},
-		{robotsSpyderBlocked, .04}, {robotsSpyderUpper, .01}, {robotsMultiAgent, .01}, {robots500, .015},
-		{robots503, .015}, {robotsDelay, .01}, {robotsSpyderDelay, .005},
-	}
+// weighted is one choice of a weighted draw: v, with probability w.
+type weighted[T any] struct {
+	v T
+	w float64
+}
+
+// draw picks one of choices with a single draw of g.r: choice i when the
+// draw falls in its share of [0, 1) after the shares of those before it,
+// def when it falls past them all. The order of choices is part of the
+// world: reordering them changes what every seed draws.
+func draw[T any](g *gen, choices []weighted[T], def T) T {
 	x := g.r.Float64()
-	for _, c := range weights {
+	for _, c := range choices {
 		if x < c.w {
 			return c.v
 		}
 		x -= c.w
 	}
-	return robotsAllowAll
+	return def
 }
 
+// robotsWeights are the shares of the robots.txt variants of a drawn site;
+// the rest (about half) allow everything.
+var robotsWeights = []weighted[int]{
+	{robotsDisallowPrivate, .12}, {robotsCRLFAdmin, .05}, {robots404, .12}, {robots410, .02},
+	{robotsOtherBot, .04}, {robotsSpecificAllow, .03}, {robotsIndexOnly, .02}, {robotsBlockAll, .05},
+	{robotsSpyderBlocked, .04}, {robotsSpyderUpper, .01}, {robotsMultiAgent, .01}, {robots500, .015},
+	{robots503, .015}, {robotsDelay, .01}, {robotsSpyderDelay, .005},
+}
+
+// robotsRoll draws the robots.txt variant of a site.
+func (g *gen) robotsRoll() int {
+	return draw(g, robotsWeights, robotsAllowAll)
+}
+
+// pageWeights are the shares of the page kinds of a drawn site; the rest
+// (about two thirds) are plain HTML.
+var pageWeights = []weighted[pageKind]{
+	{pageXHTML, .02}, {pageMalformed, .06}, {pageBig, .015}, {pageJSON, .02}, {pagePlain, .015},
+	{pageImage, .015}, {page500, .01}, {page503, .015}, {page404, .01}, {pageRedirect, .04},
+	{pageRedirectPath, .04}, {pageChain, .015}, {pageLongChain, .01}, {pageLoop, .01},
+	{pageRedirectDead, .01}, {pageRedirectBlocked, .01}, {pageRedirectHTTP, .015},
+	{pageRedirectPingpong, .005},
+}
+
+// pageRoll draws the page kind of s and, for a redirect to another host,
+// its target: a landing site, a nonexistent name, a host that blocks
+// spyder, or one of a pair redirecting to each other.
 func (g *gen) pageRoll(s *site) pageKind {
-	weights := []struct {
-		v pageKind
-		w float64
-	}{
-		{pageXHTML, .02}, {pageMalformed, .06}, {pageBig, .015}, {pageJSON, .02}, {pagePlain, .015},
-		{pageImage, .015}, {page500, .01}, {page503, .015}, {page404, .01}, {pageRedirect, .04},
-		{pageRedirectPath, .04}, {pageChain, .015}, {pageLongChain, .01}, {pageLoop, .01},
-		{pageRedirectDead, .01}, {pageRedirectBlocked, .01}, {pageRedirectHTTP, .015},
-		{pageRedirectPingpong, .005},
-	}
-	x := g.r.Float64()
-	k := pageHTML
-	for _, c := range weights {
-		if x < c.w {
-			k = c.v
-			break
-		}
-		x -= c.w
-	}
+	k := draw(g, pageWeights, pageHTML)
 	switch k {
 	case pageRedirect:
 		s.target = fmt.Sprintf("https://%s/welcome?from=%s", g.pick(g.landing), s.host)
@@ -284,6 +297,7 @@ func (g *gen) pageRoll(s *site) pageKind {
 	return k
 }
 
+// describe summarises s's HTTP side for test failure messages.
 func (s *site) describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "robots=%s page=%s", robotsVariants[s.robots].name, s.page)

@@ -21,10 +21,11 @@ type Options struct {
 	DNSLatency   time.Duration // added to every DNS answer
 	HTTPLatency  time.Duration // added before every HTTP response and on connect
 	SlowFraction float64       // share of seed hosts that hang, trickle forever or answer slowly
-	// Hostile adds the hosts of World.Hostile: the hostile inputs of
-	// issue 6 (a byte a second, a body that never ends, 1 GiB, 100,000
-	// links, 50 redirects, 1,000 DNS records, 10,000 SANs, an invalid
-	// UTF-8 name, CNAME loops and long chains, a silent DNS name).
+	// Hostile adds the hosts of World.Hostile, inputs meant to exhaust a
+	// crawler: a TLS server sending a byte a second, a body that never
+	// ends, 1 GiB, 100,000 links, 50 redirects, 1,000 DNS records, 10,000
+	// SANs, an invalid UTF-8 name, CNAME loops and long chains, a silent
+	// DNS name.
 	Hostile bool
 	// NoRequestLog keeps World.Requests empty (RequestCount still counts),
 	// so that a long soak crawl does not see the world's memory grow.

@@ -7,6 +7,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"spyder/host"
 	"spyder/queue"
 )
 
@@ -166,7 +167,7 @@ func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 			return err
 		}
 		return each(bucketSeen, func(k, _ []byte) (queue.Record, error) {
-			return queue.Record{Kind: queue.KindSeen, Host: string(k)}, nil
+			return queue.Record{Kind: queue.KindSeen, Host: host.Name(k)}, nil
 		})
 	})
 	if err != nil {

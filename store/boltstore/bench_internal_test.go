@@ -11,6 +11,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"spyder/host"
 	"spyder/queue"
 )
 
@@ -27,9 +28,9 @@ func BenchmarkLeaseAckOnePerTransaction(b *testing.B) {
 	var elapsed time.Duration
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		hosts := make([]string, items)
+		hosts := make([]host.Name, items)
 		for j := range hosts {
-			hosts[j] = fmt.Sprintf("h%d-%d.bench.example", i, j)
+			hosts[j] = host.Name(fmt.Sprintf("h%d-%d.bench.example", i, j))
 		}
 		if _, err := s.Seed(context.Background(), hosts); err != nil {
 			b.Fatal(err)
@@ -47,7 +48,14 @@ func BenchmarkLeaseAckOnePerTransaction(b *testing.B) {
 						return
 					}
 					for _, l := range ls {
-						if err := s.db.Update(func(tx *bbolt.Tx) error { return s.ackApply(l)(tx) }); err != nil {
+						err := s.db.Update(func(tx *bbolt.Tx) error {
+							ok, err := s.ackIn(tx, l)
+							if err == nil && !ok {
+								err = queue.ErrLeaseLost
+							}
+							return err
+						})
+						if err != nil {
 							b.Error(err)
 							return
 						}

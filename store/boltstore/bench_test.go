@@ -7,23 +7,24 @@ import (
 	"testing"
 	"time"
 
-	"spyder/queue/queuetest"
+	"spyder/host"
 	"spyder/store/boltstore"
+	"spyder/store/storetest"
 )
 
 // BenchmarkLeaseAck is the target: 256 workers leasing and acking
 // 100,000 items, fsync on: each worker leasing and acking one item at a
 // time (batch=1), up to 64 at a time with one AckAll (batch=64), and as
-// spyder run drives the queue (see queuetest.BenchRunLoop).
+// spyder run drives the queue (see storetest.BenchRunLoop).
 // Run: go test -run '^$' -bench LeaseAck -benchtime 1x ./store/boltstore/
 func BenchmarkLeaseAck(b *testing.B) {
 	for _, batch := range []int{1, 64} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			queuetest.BenchLeaseAck(b, MustOpen(b, boltstore.Options{}), 256, batch, 100_000)
+			storetest.BenchLeaseAck(b, MustOpen(b, boltstore.Options{}), 256, batch, 100_000)
 		})
 	}
 	b.Run("spyder-run", func(b *testing.B) {
-		queuetest.BenchRunLoop(b, MustOpen(b, boltstore.Options{}), 256, 100_000)
+		storetest.BenchRunLoop(b, MustOpen(b, boltstore.Options{}), 256, 100_000)
 	})
 }
 
@@ -31,7 +32,7 @@ func BenchmarkLeaseAck(b *testing.B) {
 // against the seen set.
 func BenchmarkSeed(b *testing.B) {
 	s := MustOpen(b, boltstore.Options{})
-	queuetest.BenchSeed(b, s, 1_000_000)
+	storetest.BenchSeed(b, s, 1_000_000)
 }
 
 // TestSeed_Million seeds 1,000,000 hosts plus 100,000 repeats into one file
@@ -43,9 +44,9 @@ func TestSeed_Million(t *testing.T) {
 		t.Skip("set SPYDER_SOAK=1 to seed a million hosts")
 	}
 	s := MustOpen(t, boltstore.Options{})
-	hosts := make([]string, 0, 1_100_000)
+	hosts := make([]host.Name, 0, 1_100_000)
 	for i := range 1_000_000 {
-		hosts = append(hosts, fmt.Sprintf("host-%d.example.com", i))
+		hosts = append(hosts, host.Name(fmt.Sprintf("host-%d.example.com", i)))
 	}
 	hosts = append(hosts, hosts[:100_000]...)
 	start := time.Now()

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"spyder/host"
 )
 
 // stepClock is a wall clock and a monotonic clock moved by hand apart: Step
@@ -57,9 +59,9 @@ func TestStore_Reclaim_WallClockStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { s.Close() }()
-	hosts := make([]string, 100)
+	hosts := make([]host.Name, 100)
 	for i := range hosts {
-		hosts[i] = fmt.Sprintf("h%03d.com", i)
+		hosts[i] = host.Name(fmt.Sprintf("h%03d.com", i))
 	}
 	if _, err := s.Seed(ctx, hosts); err != nil {
 		t.Fatal(err)
@@ -97,7 +99,7 @@ func TestStore_Reclaim_WallClockStep(t *testing.T) {
 		t.Errorf("Extend() deadline = %v, want %v (30s elapsed + 1m)", l0.Deadline, want)
 	}
 	ls[0] = l0
-	if err := s.Ack(ctx, ls[1]); err != nil {
+	if err := ack(ctx, s, ls[1]); err != nil {
 		t.Errorf("Ack() after the jump: %v", err)
 	}
 	ls = ls[1:]
@@ -105,7 +107,7 @@ func TestStore_Reclaim_WallClockStep(t *testing.T) {
 
 	clk.Step(-2 * time.Hour)
 	mustReclaimNone("after the wall clock jumped 2h back")
-	res, err := s.Seed(ctx, []string{"late.com"})
+	res, err := s.Seed(ctx, []host.Name{"late.com"})
 	if err != nil || res.Added != 1 {
 		t.Fatalf("Seed() = %+v, %v", res, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"spyder/host"
 	"spyder/queue"
 )
 
@@ -43,9 +44,10 @@ func TestCounts_FollowEveryChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { s.Close() }()
-	var hosts []string
+	var hosts []host.Name
 	for i := range 50 {
-		hosts = append(hosts, fmt.Sprintf("h%d.com", i), fmt.Sprintf("H%d.com.", i), "bad host")
+		h := host.Name(fmt.Sprintf("h%d.com", i))
+		hosts = append(hosts, h, h)
 	}
 	step := func(name string, err error) {
 		t.Helper()
@@ -58,8 +60,8 @@ func TestCounts_FollowEveryChange(t *testing.T) {
 	step("Seed", err)
 	ls, err := s.Lease(ctx, 20, time.Minute, 0)
 	step("Lease", err)
-	step("Ack", s.Ack(ctx, ls[0]))
-	if err := s.Ack(ctx, ls[0]); err == nil {
+	step("Ack", ack(ctx, s, ls[0]))
+	if err := ack(ctx, s, ls[0]); err == nil {
 		t.Fatal("second Ack succeeded")
 	}
 	step("Ack again", nil)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"spyder/host"
 	"spyder/queue"
 	"spyder/store/boltstore"
 )
@@ -26,7 +27,7 @@ const (
 	crashMaxN    = 3 // most items one worker leases at once
 )
 
-func crashHost(i int) string { return fmt.Sprintf("c%04d.com", i) }
+func crashHost(i int) host.Name { return host.Name(fmt.Sprintf("c%04d.com", i)) }
 
 // TestStore_CrashChild is the worker the crash test kills: it leases and
 // acks (hosts ending in 0 fail to dead, those ending in 5 fail back to
@@ -56,7 +57,7 @@ func TestStore_CrashChild(t *testing.T) {
 				}
 				for _, l := range ls {
 					var i int
-					fmt.Sscanf(l.Item.Host, "c%d.com", &i)
+					fmt.Sscanf(string(l.Item.Host), "c%d.com", &i)
 					if i%10 == 0 || i%10 == 5 {
 						max := 1 // dead at once
 						if i%10 == 5 {
@@ -68,7 +69,7 @@ func TestStore_CrashChild(t *testing.T) {
 						}
 						continue
 					}
-					if err := s.Ack(ctx, l); err != nil {
+					if err := ack(ctx, s, l); err != nil {
 						fmt.Println("ack:", err)
 						os.Exit(2)
 					}
@@ -88,7 +89,7 @@ func TestStore_ReopenAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open() error: %v", err)
 	}
-	hosts := make([]string, crashHosts)
+	hosts := make([]host.Name, crashHosts)
 	for i := range hosts {
 		hosts[i] = crashHost(i)
 	}
@@ -143,7 +144,7 @@ func TestStore_ReopenAfterKill(t *testing.T) {
 		t.Fatalf("reopen after SIGKILL: %v", err)
 	}
 	defer s.Close()
-	where := map[string][]string{}
+	where := map[host.Name][]string{}
 	seen := 0
 	err = s.Dump(context.Background(), func(r queue.Record) error {
 		switch {
@@ -169,12 +170,12 @@ func TestStore_ReopenAfterKill(t *testing.T) {
 		switch {
 		case len(in) > 1:
 			t.Errorf("%s is in %v, want exactly one collection", h, in)
-		case len(in) == 1 && acked[h]:
+		case len(in) == 1 && acked[string(h)]:
 			t.Errorf("%s was acked but is %s", h, in[0])
 		case len(in) == 1:
 			counts[in[0]]++
 			var i int
-			fmt.Sscanf(h, "c%d.com", &i)
+			fmt.Sscanf(string(h), "c%d.com", &i)
 			if in[0] == queue.KindDead && i%10 != 0 {
 				t.Errorf("%s is dead but never failed to dead", h)
 			}
@@ -213,7 +214,7 @@ func TestStore_ReopenAfterKill(t *testing.T) {
 			break
 		}
 		for _, l := range ls {
-			if err := s.Ack(context.Background(), l); err != nil {
+			if err := ack(context.Background(), s, l); err != nil {
 				t.Fatalf("Ack() error: %v", err)
 			}
 		}

@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"spyder/host"
 	"spyder/queue"
+	"spyder/store"
 	"spyder/store/boltstore"
 )
 
@@ -37,13 +39,13 @@ const (
 	faultSpoolPad = 128 << 10 // bytes per spooled batch: the file must grow soon
 )
 
-func faultHost(i int) string { return fmt.Sprintf("f%04d.com", i) }
+func faultHost(i int) host.Name { return host.Name(fmt.Sprintf("f%04d.com", i)) }
 
 // faultLog is what a workload reported: acks and spool puts that returned
 // nil (so must be durable), and the errors that stopped it.
 type faultLog struct {
 	mu      sync.Mutex
-	acked   map[string]bool
+	acked   map[host.Name]bool
 	spooled map[int]bool
 	errs    []string // "OP: message"
 	after   []string // "OP: message" of calls made after the fault
@@ -52,7 +54,7 @@ type faultLog struct {
 }
 
 func newFaultLog() *faultLog {
-	return &faultLog{acked: map[string]bool{}, spooled: map[int]bool{}}
+	return &faultLog{acked: map[host.Name]bool{}, spooled: map[int]bool{}}
 }
 
 // line records one report line, as printed by the child process.
@@ -62,7 +64,7 @@ func (l *faultLog) line(s string) {
 	op, rest, _ := strings.Cut(s, " ")
 	switch op {
 	case "ack":
-		l.acked[rest] = true
+		l.acked[host.Name(rest)] = true
 	case "lost":
 		l.lost = append(l.lost, rest)
 	case "spool":
@@ -97,7 +99,7 @@ type faultLoad struct {
 // work), then release what they hold and stop. Then it tries every kind of
 // call once more. It reports through say, one line per event (see
 // faultLog.line).
-func faultWork(s *boltstore.Store, sp *boltstore.Spool, load faultLoad, say0 func(string)) {
+func faultWork(s *boltstore.Store, sp store.Spool, load faultLoad, say0 func(string)) {
 	ctx := context.Background()
 	quit := make(chan struct{})
 	var quitOnce sync.Once
@@ -115,7 +117,7 @@ func faultWork(s *boltstore.Store, sp *boltstore.Spool, load faultLoad, say0 fun
 			return false
 		}
 	}
-	em, err := boltstore.NewEmitted(s.DB())
+	em, err := s.Emitted()
 	if err != nil {
 		say("err " + oneLine(err))
 		return
@@ -157,19 +159,19 @@ func faultWork(s *boltstore.Store, sp *boltstore.Spool, load faultLoad, say0 fun
 							return
 						}
 					}
-					err := s.Ack(ctx, l)
+					err := ack(ctx, s, l)
 					switch {
 					case errors.Is(err, queue.ErrLeaseLost):
 						// Only this process leases: the lease was
 						// never recorded. Stop before the item is
 						// leased again and again.
-						say("lost " + l.Item.Host)
+						say("lost " + string(l.Item.Host))
 						return
 					case err != nil:
 						say("err " + oneLine(err))
 						return
 					default:
-						say("ack " + l.Item.Host)
+						say("ack " + string(l.Item.Host))
 					}
 					if n++; n == 25 {
 						once.Do(acks.Done)
@@ -202,18 +204,18 @@ func faultWork(s *boltstore.Store, sp *boltstore.Spool, load faultLoad, say0 fun
 	// and a Lease never hands out an item its commit did not record.
 	ls, err := s.Lease(ctx, 1, time.Hour, 0)
 	say("after lease: " + oneLine(err))
-	if err != nil && (!errors.Is(err, boltstore.ErrWrite) || !errors.Is(err, queue.ErrClosed)) {
-		say("bad Lease() error after the fault does not match ErrWrite and queue.ErrClosed: " + oneLine(err))
+	if err != nil && (!errors.Is(err, store.ErrWritesRefused) || !errors.Is(err, queue.ErrClosed)) {
+		say("bad Lease() error after the fault does not match store.ErrWritesRefused and queue.ErrClosed: " + oneLine(err))
 	}
 	if err == nil && len(ls) == 1 {
-		err := s.Ack(ctx, ls[0])
+		err := ack(ctx, s, ls[0])
 		if errors.Is(err, queue.ErrLeaseLost) {
-			say("lost " + ls[0].Item.Host)
+			say("lost " + string(ls[0].Item.Host))
 		} else if err == nil {
-			say("ack " + ls[0].Item.Host)
+			say("ack " + string(ls[0].Item.Host))
 		}
 	}
-	_, err = s.Seed(ctx, []string{"after-fault.com"})
+	_, err = s.Seed(ctx, []host.Name{"after-fault.com"})
 	say("after seed: " + oneLine(err))
 	_, err = s.Reclaim(ctx, time.Minute, 3)
 	say("after reclaim: " + oneLine(err))
@@ -227,21 +229,21 @@ func oneLine(err error) string {
 }
 
 // mustFaultDB makes a store file at path holding faultHosts pending hosts.
-func mustFaultDB(tb testing.TB, path string) []string {
+func mustFaultDB(tb testing.TB, path string) []host.Name {
 	tb.Helper()
 	s, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
 		tb.Fatalf("Open() error: %v", err)
 	}
 	defer s.Close()
-	hosts := make([]string, faultHosts)
+	hosts := make([]host.Name, faultHosts)
 	for i := range hosts {
 		hosts[i] = faultHost(i)
 	}
 	if res, err := s.Seed(context.Background(), hosts); err != nil || res.Added != faultHosts {
 		tb.Fatalf("Seed() = %+v, %v", res, err)
 	}
-	if _, err := boltstore.NewSpool(s.DB()); err != nil {
+	if _, err := s.Spool(); err != nil {
 		tb.Fatal(err)
 	}
 	return hosts
@@ -278,7 +280,7 @@ func checkFaultReport(t *testing.T, path string, log *faultLog, cause string) {
 // Stats agrees with a Dump, every host is in exactly one collection unless
 // it was acked, no acked host came back, every spooled batch is there, and
 // the queue drains.
-func checkReopen(t *testing.T, path string, hosts []string, log *faultLog) {
+func checkReopen(t *testing.T, path string, hosts []host.Name, log *faultLog) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := boltstore.Open(path, boltstore.Options{})
@@ -286,7 +288,7 @@ func checkReopen(t *testing.T, path string, hosts []string, log *faultLog) {
 		t.Fatalf("reopen after the fault: %v", err)
 	}
 	defer s.Close()
-	where := map[string][]string{}
+	where := map[host.Name][]string{}
 	var held []queue.Lease
 	var n [4]int64
 	err = s.Dump(ctx, func(r queue.Record) error {
@@ -339,9 +341,9 @@ func checkReopen(t *testing.T, path string, hosts []string, log *faultLog) {
 		t.Errorf("%d hosts dead after the fault, want 0", st.Dead)
 	}
 
-	sp, err := boltstore.NewSpool(s.DB())
+	sp, err := s.Spool()
 	if err != nil {
-		t.Fatalf("NewSpool() after the fault: %v", err)
+		t.Fatalf("Spool() after the fault: %v", err)
 	}
 	got := map[int]int{}
 	for {
@@ -385,7 +387,7 @@ func checkReopen(t *testing.T, path string, hosts []string, log *faultLog) {
 				t.Errorf("%s leased again after it was acked", l.Item.Host)
 			}
 			wg.Go(func() {
-				if err := s.Ack(ctx, l); err != nil {
+				if err := ack(ctx, s, l); err != nil {
 					t.Errorf("Ack() after the fault: %v", err)
 				}
 			})
@@ -424,7 +426,7 @@ func TestStore_FileSizeLimitChild(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	defer s.Close()
-	sp, err := boltstore.NewSpool(s.DB())
+	sp, err := s.Spool()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +612,7 @@ func runFault(t *testing.T, path string, o boltstore.Options, load faultLoad) *f
 	if err != nil {
 		t.Fatalf("Open() error: %v", err)
 	}
-	sp, err := boltstore.NewSpool(s.DB())
+	sp, err := s.Spool()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,11 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/crawl"
+	"spyder/store"
 )
 
 // bucketEmitted holds one nested bucket per run, named after the run ID,
-// whose keys are the 16-byte hashes ([crawl.KeyHash]) of the nodes and edges
+// whose keys are the 16-byte hashes ([store.KeyHash]) of the nodes and edges
 // emitted in that run.
 var bucketEmitted = []byte("emitted")
 
@@ -21,11 +21,20 @@ type Emitted struct {
 	db *bbolt.DB
 }
 
-var _ crawl.Emitted = (*Emitted)(nil)
+var _ store.Emitted = (*Emitted)(nil)
 
-// NewEmitted returns the seen set kept in db (for a [Store], its DB),
-// creating its bucket if needed.
-func NewEmitted(db *bbolt.DB) (*Emitted, error) {
+// Emitted returns the seen set kept in the store's file, creating its
+// bucket if needed. It implements [store.Backend].
+func (s *Store) Emitted() (store.Emitted, error) {
+	e, err := newEmitted(s.db)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// newEmitted returns the seen set kept in db, creating its bucket if needed.
+func newEmitted(db *bbolt.DB) (*Emitted, error) {
 	err := db.Update(func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketEmitted)
 		if err != nil {
@@ -46,7 +55,7 @@ func NewEmitted(db *bbolt.DB) (*Emitted, error) {
 	return &Emitted{db: db}, nil
 }
 
-// Seen implements [crawl.Emitted].
+// Seen implements [store.Emitted].
 func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, error) {
 	out := make([]bool, len(keys))
 	if len(keys) == 0 {
@@ -58,7 +67,7 @@ func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, 
 			return nil
 		}
 		for i, k := range keys {
-			h := crawl.KeyHash(k)
+			h := store.KeyHash(k)
 			out[i] = b.Get(h[:]) != nil
 		}
 		return nil
@@ -69,7 +78,7 @@ func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, 
 	return out, nil
 }
 
-// Mark implements [crawl.Emitted]. The keys are durable when it returns
+// Mark implements [store.Emitted]. The keys are durable when it returns
 // (unless the file was opened with NoSync).
 func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 	if len(keys) == 0 {
@@ -84,7 +93,7 @@ func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 			return err
 		}
 		for _, k := range keys {
-			h := crawl.KeyHash(k)
+			h := store.KeyHash(k)
 			if err := b.Put(h[:], nil); err != nil {
 				return err
 			}

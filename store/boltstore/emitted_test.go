@@ -2,59 +2,31 @@ package boltstore_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
-	"time"
 
 	"go.etcd.io/bbolt"
 
-	"spyder/crawl"
-	"spyder/crawl/emittedtest"
 	"spyder/store/boltstore"
 )
 
-func TestEmitted_Conformance(t *testing.T) {
-	emittedtest.Run(t, func(t *testing.T) crawl.Emitted {
-		db, err := bbolt.Open(filepath.Join(t.TempDir(), "emitted.db"), 0o600,
-			&bbolt.Options{Timeout: time.Second, NoSync: true})
-		if err != nil {
-			t.Fatalf("bbolt.Open: %v", err)
-		}
-		t.Cleanup(func() { db.Close() })
-		e, err := boltstore.NewEmitted(db)
-		if err != nil {
-			t.Fatalf("NewEmitted: %v", err)
-		}
-		return e
+// TestEmitted_DamagedBucket: a run's name holding a value where spyder
+// keeps one bucket per run is reported when the seen set is opened, naming
+// the file, instead of failing every batch of that run.
+func TestEmitted_DamagedBucket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spyder.db")
+	s := mustOpenAt(t, path, boltstore.Options{})
+	if _, err := s.Emitted(); err != nil {
+		t.Fatalf("Emitted(): %v", err)
+	}
+	err := s.DB().Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket([]byte("emitted")).Put([]byte("run"), []byte("x"))
 	})
-}
-
-// TestEmitted_SurvivesReopen checks that what a run emitted is remembered
-// when the file is opened again, as a resumed crawl needs.
-func TestEmitted_SurvivesReopen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "emitted.db")
-	open := func() (*bbolt.DB, *boltstore.Emitted) {
-		db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
-		if err != nil {
-			t.Fatalf("bbolt.Open: %v", err)
-		}
-		e, err := boltstore.NewEmitted(db)
-		if err != nil {
-			t.Fatalf("NewEmitted: %v", err)
-		}
-		return db, e
-	}
-	db, e := open()
-	if err := e.Mark(t.Context(), "run", []string{"a"}); err != nil {
-		t.Fatalf("Mark: %v", err)
-	}
-	db.Close()
-	db, e = open()
-	defer db.Close()
-	got, err := e.Seen(t.Context(), "run", []string{"a", "b"})
 	if err != nil {
-		t.Fatalf("Seen: %v", err)
+		t.Fatal(err)
 	}
-	if !got[0] || got[1] {
-		t.Errorf("Seen(a, b) after reopen = %v, want [true false]", got)
+	_, err = s.Emitted()
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("Emitted() on a damaged bucket = %v; want an error naming %s and the damage", err, path)
 	}
 }

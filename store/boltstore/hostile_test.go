@@ -13,9 +13,10 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"spyder/host"
 	"spyder/queue"
-	"spyder/queue/queuetest"
 	"spyder/store/boltstore"
+	"spyder/store/storetest"
 )
 
 // These tests write what spyder never writes into every bucket it owns, as
@@ -27,7 +28,16 @@ import (
 
 const hostileGood = 20 // good hosts seeded beside the garbage
 
-var goodHosts = queuetest.GoodHosts(hostileGood)
+var goodHosts = storetest.GoodHosts(hostileGood)
+
+// goodNames are goodHosts as Seed takes them (they are canonical already).
+var goodNames = func() []host.Name {
+	ns := make([]host.Name, len(goodHosts))
+	for i, h := range goodHosts {
+		ns[i] = host.Name(h)
+	}
+	return ns
+}()
 
 // openHostile opens the file mustHostileDB makes with inject, checks that
 // its stats agree with its dump, and closes it when the test ends.
@@ -52,10 +62,10 @@ func mustHostileDB(tb testing.TB, inject func(tx *bbolt.Tx) error) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := s.Seed(context.Background(), goodHosts); err != nil {
+	if _, err := s.Seed(context.Background(), goodNames); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := boltstore.NewSpool(s.DB()); err != nil {
+	if _, err := s.Spool(); err != nil {
 		tb.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -124,7 +134,7 @@ func checkStatsMatchDump(tb testing.TB, s *boltstore.Store) queue.Stats {
 	if got := [4]int64{st.Pending, st.Processing, st.Dead, st.Seen}; got != n {
 		tb.Errorf("Stats() = %v, want %v as dumped", got, n)
 	}
-	if lines := queuetest.ExportImports(tb, s); lines != n[0]+n[1]+n[2]+n[3] {
+	if lines := storetest.ExportImports(tb, s); lines != n[0]+n[1]+n[2]+n[3] {
 		tb.Errorf("Export() wrote %d lines, want %d", lines, n[0]+n[1]+n[2]+n[3])
 	}
 	return st
@@ -144,7 +154,7 @@ func TestStore_HostileItems(t *testing.T) {
 		moreGood []string // decodable hosts the garbage came with
 	}
 	var tests []test
-	for _, h := range queuetest.HostileItems() {
+	for _, h := range storetest.HostileItems() {
 		tt := test{name: "Pending" + h.Name, inject: appendTo("pending", nil, h.Raw), reason: h.Reason}
 		if h.Reason != "" {
 			tt.dead = h.Raw
@@ -166,8 +176,8 @@ func TestStore_HostileItems(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := openHostile(t, tt.inject)
-			acked := queuetest.Drain(t, s)
-			queuetest.CheckDrained(t, s, acked, goodHosts, tt.moreGood, tt.dead, tt.reason)
+			acked := storetest.Drain(t, s)
+			storetest.CheckDrained(t, s, acked, goodHosts, tt.moreGood, tt.dead, tt.reason)
 			st := checkStatsMatchDump(t, s)
 			if st.Pending != 0 || st.Processing != 0 {
 				t.Errorf("Stats() after draining = %+v, want nothing pending or processing", st)
@@ -214,14 +224,14 @@ func TestStore_HostileRecords(t *testing.T) {
 			t.Parallel()
 			s := openHostile(t, tt.inject)
 			tt.check(t, s)
-			acked := queuetest.Drain(t, s)
+			acked := storetest.Drain(t, s)
 			if len(acked) != hostileGood {
 				t.Errorf("acked %d hosts, want %d", len(acked), hostileGood)
 			}
 			if _, err := s.RetryDead(context.Background(), 0); err != nil {
 				t.Errorf("RetryDead() error: %v", err)
 			}
-			queuetest.Drain(t, s)
+			storetest.Drain(t, s)
 			if _, err := s.PurgeDead(context.Background()); err != nil {
 				t.Errorf("PurgeDead() error: %v", err)
 			}
@@ -269,7 +279,7 @@ func TestStore_Release_HostileFrontKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.Seed(ctx, []string{goodHosts[0]})
+			s.Seed(ctx, goodNames[:1])
 			ls, err := s.Lease(ctx, 1, time.Hour, 0)
 			if err != nil || len(ls) != 1 {
 				t.Fatalf("Lease() = %v, %v", ls, err)
@@ -300,7 +310,7 @@ func TestStore_Release_HostileFrontKey(t *testing.T) {
 			if n, err := s.Release(ctx, ls); err != nil || n != 1 {
 				t.Fatalf("Release() = %d, %v; want 1, nil", n, err)
 			}
-			acked := queuetest.Drain(t, s)
+			acked := storetest.Drain(t, s)
 			if len(acked) != 1+len(keys) {
 				t.Errorf("acked %v, want %s and the %d injected items", acked, goodHosts[0], len(keys))
 			}
@@ -346,7 +356,11 @@ func TestSpool_Hostile(t *testing.T) {
 		}
 		return b.Put(binary.BigEndian.AppendUint64(nil, 7), []byte(`{"batch":7}`))
 	})
-	db, sp := mustSpool(t, path)
+	s := mustOpenAt(t, path, boltstore.Options{NoSync: true})
+	sp, err := s.Spool()
+	if err != nil {
+		t.Fatalf("Spool() error: %v", err)
+	}
 	var got []string
 	for range 3 {
 		id, data, err := sp.Peek(ctx)
@@ -373,15 +387,15 @@ func TestSpool_Hostile(t *testing.T) {
 	if err := sp.Remove(ctx, "not hex"); err == nil {
 		t.Error("Remove(\"not hex\") = nil error, want one")
 	}
-	err := db.Update(func(tx *bbolt.Tx) error {
+	err = s.DB().Update(func(tx *bbolt.Tx) error {
 		_, err := tx.Bucket([]byte("spool")).CreateBucket([]byte("nested"))
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := boltstore.NewSpool(db); err == nil || !strings.Contains(err.Error(), "bucket spool") {
-		t.Errorf("NewSpool() with a nested bucket = %v, want an error naming bucket spool", err)
+	if _, err := s.Spool(); err == nil || !strings.Contains(err.Error(), "bucket spool") {
+		t.Errorf("Spool() with a nested bucket = %v, want an error naming bucket spool", err)
 	}
 }
 
@@ -397,13 +411,8 @@ func TestEmitted_Hostile(t *testing.T) {
 		}
 		return b.Put([]byte("default"), []byte("not a bucket"))
 	})
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	_, err = boltstore.NewEmitted(db)
+	_, err := mustOpenAt(t, path, boltstore.Options{NoSync: true}).Emitted()
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "bucket emitted") || !strings.Contains(err.Error(), `"default"`) {
-		t.Errorf("NewEmitted() = %v, want an error naming %s, bucket emitted and the run", err, path)
+		t.Errorf("Emitted() = %v, want an error naming %s, bucket emitted and the run", err, path)
 	}
 }

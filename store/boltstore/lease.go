@@ -7,6 +7,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"spyder/host"
 	"spyder/queue"
 )
 
@@ -49,7 +50,7 @@ func (s *Store) leaseOnce(ctx context.Context, n int, ttl time.Duration) ([]queu
 	// The lease is answered before its commit is durable: only this
 	// process can see it, so a crash before the commit loses nothing (the
 	// items are still pending in the file), and every later call on it
-	// (Ack, Extend, Fail) runs after that commit.
+	// (AckAll, Extend, Fail) runs after that commit.
 	o := &op{ctx: ctx, apply: s.leaseApply(&out, n, ttl), early: make(chan struct{})}
 	if err := s.enqueue(ctx, o); err != nil {
 		return nil, fmt.Errorf("lease: %w", err)
@@ -95,24 +96,6 @@ func (s *Store) leaseApply(out *[]queue.Lease, n int, ttl time.Duration) func(*b
 			*out = append(*out, queue.Lease{Item: it, Raw: raw, ID: string(id), Deadline: deadline})
 		}
 		return s.count(tx, d)
-	}
-}
-
-// Ack implements [queue.Queue.Ack].
-func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
-	if err := s.do(ctx, false, s.ackApply(l)); err != nil {
-		return fmt.Errorf("ack %s: %w", l.Item.Host, err)
-	}
-	return nil
-}
-
-func (s *Store) ackApply(l queue.Lease) func(*bbolt.Tx) error {
-	return func(tx *bbolt.Tx) error {
-		ok, err := s.ackIn(tx, l)
-		if err == nil && !ok {
-			err = queue.ErrLeaseLost
-		}
-		return err
 	}
 }
 
@@ -276,7 +259,7 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 			return err
 		}
 		for _, e := range todo {
-			var host string
+			var h host.Name
 			dead := true
 			var err error
 			if e.corrupt != "" {
@@ -284,15 +267,15 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 					err = s.count(tx, counts{dead: 1})
 				}
 			} else {
-				host, dead, err = s.retryOrBury(tx, e.raw, fmt.Sprintf("lease %s expired", e.id), maxAttempts, wall)
+				h, dead, err = s.retryOrBury(tx, e.raw, fmt.Sprintf("lease %s expired", e.id), maxAttempts, wall)
 			}
 			if err != nil {
 				return err
 			}
 			if dead {
-				res.Dead = append(res.Dead, host)
+				res.Dead = append(res.Dead, string(h))
 			} else {
-				res.Requeued = append(res.Requeued, host)
+				res.Requeued = append(res.Requeued, string(h))
 			}
 			if err := proc.Delete(e.id); err != nil {
 				return err

@@ -1,19 +1,26 @@
 package boltstore_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
 	"spyder/queue"
-	"spyder/queue/queuetest"
+	"spyder/store"
 	"spyder/store/boltstore"
+	"spyder/store/storetest"
 )
 
 // MustOpen opens a store in a fresh temp dir (fsync off) and closes it at
 // cleanup.
 func MustOpen(tb testing.TB, o boltstore.Options) *boltstore.Store {
 	tb.Helper()
-	s, err := boltstore.Open(filepath.Join(tb.TempDir(), "spyder.db"), o)
+	return mustOpenAt(tb, filepath.Join(tb.TempDir(), "spyder.db"), o)
+}
+
+func mustOpenAt(tb testing.TB, path string, o boltstore.Options) *boltstore.Store {
+	tb.Helper()
+	s, err := boltstore.Open(path, o)
 	if err != nil {
 		tb.Fatalf("Open() error: %v", err)
 	}
@@ -21,8 +28,27 @@ func MustOpen(tb testing.TB, o boltstore.Options) *boltstore.Store {
 	return s
 }
 
+// TestStore_Conformance runs the suite every backend passes. A reopen
+// closes the file first: bbolt's lock takes one process at a time.
 func TestStore_Conformance(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T) queue.Queue {
-		return MustOpen(t, boltstore.Options{NoSync: true})
+	storetest.Run(t, storetest.Harness{
+		New: func(t *testing.T) store.Backend { return MustOpen(t, boltstore.Options{NoSync: true}) },
+		Reopen: func(t *testing.T, b store.Backend) store.Backend {
+			b.Close()
+			return mustOpenAt(t, b.Name(), boltstore.Options{NoSync: true})
+		},
 	})
+}
+
+// ack acks one lease with AckAll, reporting a lost lease as
+// queue.ErrLeaseLost, as the one-lease Ack the queue no longer has did.
+func ack(ctx context.Context, s *boltstore.Store, l queue.Lease) error {
+	ok, err := s.AckAll(ctx, []queue.Lease{l})
+	if err != nil {
+		return err
+	}
+	if !ok[0] {
+		return queue.ErrLeaseLost
+	}
+	return nil
 }

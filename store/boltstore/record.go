@@ -9,6 +9,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"spyder/host"
 	"spyder/queue"
 )
 
@@ -131,12 +132,12 @@ func parseDead(v []byte) queue.DeadItem {
 // retryOrBury returns raw's item to the back of pending with attempt+1, or
 // to dead with reason once that reaches max, counting the addition. It
 // reports whether it died.
-func (s *Store) retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, now time.Time) (host string, dead bool, err error) {
-	bury := func(host string, raw []byte, reason string) (string, bool, error) {
+func (s *Store) retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, now time.Time) (h host.Name, dead bool, err error) {
+	bury := func(h host.Name, raw []byte, reason string) (host.Name, bool, error) {
 		if err := putDead(tx.Bucket(bucketDead), raw, reason, now); err != nil {
-			return host, true, err
+			return h, true, err
 		}
-		return host, true, s.count(tx, counts{dead: 1})
+		return h, true, s.count(tx, counts{dead: 1})
 	}
 	it, err := queue.DecodeItem(raw)
 	if err != nil {

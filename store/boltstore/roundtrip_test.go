@@ -10,13 +10,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
+	"spyder/host"
 	"spyder/queue"
 	"spyder/store/boltstore"
 	"spyder/store/redisstore"
 	"spyder/store/redisstore/redistest"
 )
 
-// TestExport_BoltRedisBolt is issue 2's round trip: bbolt → file → Redis →
+// TestExport_BoltRedisBolt is the round trip between the backends: bbolt → file → Redis →
 // file → bbolt gives back the same state, byte for byte in bbolt's export
 // (bbolt orders processing by lease ID and seen by host; Redis keeps the
 // pending and dead list orders).
@@ -32,9 +33,9 @@ func TestExport_BoltRedisBolt(t *testing.T) {
 	t.Cleanup(func() { r.Close() })
 
 	b1 := MustOpen(t, boltstore.Options{NoSync: true})
-	hosts := make([]string, 200)
+	hosts := make([]host.Name, 200)
 	for i := range hosts {
-		hosts[i] = fmt.Sprintf("h%03d.example", i)
+		hosts[i] = host.Name(fmt.Sprintf("h%03d.example", i))
 	}
 	b1.Seed(ctx, hosts)
 	ls, _ := b1.Lease(ctx, 30, time.Hour, 0)

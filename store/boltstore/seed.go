@@ -6,6 +6,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"spyder/host"
 	"spyder/queue"
 )
 
@@ -15,23 +16,14 @@ const seedChunk = 50_000
 // Seed implements [queue.Queue.Seed]: one transaction per chunk of hosts.
 // A cancelled ctx stops it between chunks; chunks already committed stay,
 // and their counts are returned with the error.
-func (s *Store) Seed(ctx context.Context, hosts []string) (queue.SeedResult, error) {
+func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, error) {
 	var res queue.SeedResult
 	if err := s.check(ctx); err != nil {
 		return res, err
 	}
 	ts := s.now().Unix()
-	norm := make([]string, 0, min(len(hosts), seedChunk))
 	for start := 0; start < len(hosts); start += seedChunk {
-		norm = norm[:0]
-		for i, in := range hosts[start:min(start+seedChunk, len(hosts))] {
-			h, err := queue.NormalizeHost(in)
-			if err != nil {
-				res.Rejected = append(res.Rejected, queue.Rejection{Index: start + i, Input: in, Err: err})
-				continue
-			}
-			norm = append(norm, h)
-		}
+		norm := hosts[start:min(start+seedChunk, len(hosts))]
 		var added, dup int
 		err := s.update(ctx, func(tx *bbolt.Tx) error {
 			added, dup = 0, 0

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"go.etcd.io/bbolt"
+
+	"spyder/store"
 )
 
 // bucketSpool holds output batches an ingest endpoint could not take yet:
@@ -21,9 +23,18 @@ type Spool struct {
 	db *bbolt.DB
 }
 
-// NewSpool returns the spool kept in db (for a [Store], its DB), creating
-// its bucket if needed.
-func NewSpool(db *bbolt.DB) (*Spool, error) {
+// Spool returns the spool kept in the store's file, creating its bucket if
+// needed. It implements [store.Backend].
+func (s *Store) Spool() (store.Spool, error) {
+	sp, err := newSpool(s.db)
+	if err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// newSpool returns the spool kept in db, creating its bucket if needed.
+func newSpool(db *bbolt.DB) (*Spool, error) {
 	err := db.Update(func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketSpool)
 		if err != nil {

@@ -26,9 +26,9 @@
 //
 // # Group commit
 //
-// Lease, Ack, Extend and Fail from any number of goroutines are gathered by
+// Lease, AckAll, Extend and Fail from any number of goroutines are gathered by
 // one committer goroutine into a single read-write transaction (one fsync):
-// while one transaction commits, the next batch forms. Ack, Extend and Fail
+// while one transaction commits, the next batch forms. AckAll, Extend and Fail
 // return once their transaction is durable. Lease returns as soon as its
 // items are taken, before the commit: only this process can see the lease
 // (the file is locked), a crash before the commit leaves the items pending,
@@ -60,6 +60,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"spyder/queue"
+	"spyder/store"
 )
 
 var _ queue.Queue = (*Store)(nil)
@@ -97,7 +98,8 @@ type Options struct {
 	NoSync bool
 }
 
-// Store is a bbolt-backed [queue.Queue]. It is safe for concurrent use by
+// Store is the bbolt [store.Backend]: its queue, and the seen set and spool
+// in buckets of the same file. It is safe for concurrent use by
 // many goroutines; the file is locked against other processes while open.
 type Store struct {
 	db   *bbolt.DB
@@ -159,13 +161,13 @@ func Open(path string, o Options) (*Store, error) {
 	})
 	switch {
 	case errors.Is(err, bbolt.ErrTimeout):
-		return nil, fmt.Errorf("boltstore: %s is locked by another process (waited %v): %w", path, o.Timeout, err)
+		return nil, fmt.Errorf("%s is locked by another process (waited %v): %w", path, o.Timeout, err)
 	case errors.Is(err, bbolt.ErrInvalid), errors.Is(err, bbolt.ErrVersionMismatch), errors.Is(err, bbolt.ErrChecksum):
-		return nil, fmt.Errorf("boltstore: %s is not a bbolt database: %w", path, err)
+		return nil, fmt.Errorf("%s is not a bbolt database: %w", path, err)
 	case err != nil && strings.Contains(err.Error(), path): // "open PATH: read-only file system"
-		return nil, fmt.Errorf("boltstore: %w", err)
+		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen, bucketMeta} {
@@ -177,7 +179,7 @@ func Open(path string, o Options) (*Store, error) {
 	})
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{
 		db:      db,
@@ -251,7 +253,7 @@ func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 		return err
 	}
 	err := update(s.db, fn)
-	if errors.Is(err, ErrWrite) {
+	if errors.Is(err, store.ErrWritesRefused) {
 		return s.stop(err)
 	}
 	return translate(err)
@@ -267,14 +269,10 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// ErrWrite is matched (with errors.Is) by the error of every commit the
-// file did not take, from the [Store], a [Spool] or [Emitted]: the disk is
-// full, the file system read-only, the device failing. Doing the same work
-// again fails the same way until that is fixed.
-var ErrWrite = errors.New("boltstore: write failed")
-
-// writeError is a commit the file at path did not take. It names the file
-// and the cause and matches ErrWrite and the cause; a Store's (stopped)
+// writeError is a commit the file at path did not take: the disk is full,
+// the file system read-only, the device failing. Doing the same work again
+// fails the same way until that is fixed, so it names the file and the cause
+// and matches [store.ErrWritesRefused] and the cause; a Store's (stopped)
 // also matches [queue.ErrClosed].
 type writeError struct {
 	path    string
@@ -285,16 +283,16 @@ type writeError struct {
 func (e *writeError) Error() string {
 	msg := namingFile(e.path, e.err).Error() // bbolt's fsync errors do not name it
 	if e.stopped {
-		return "boltstore: " + msg + " (the store stopped at its last commit; reopen the file once that is fixed)"
+		return msg + " (the store stopped at its last commit; reopen the file once that is fixed)"
 	}
 	return msg
 }
 
 func (e *writeError) Unwrap() []error {
 	if e.stopped {
-		return []error{ErrWrite, queue.ErrClosed, e.err}
+		return []error{store.ErrWritesRefused, queue.ErrClosed, e.err}
 	}
-	return []error{ErrWrite, e.err}
+	return []error{store.ErrWritesRefused, e.err}
 }
 
 // namingFile returns err prefixed with path, unless it names it already.

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.etcd.io/bbolt"
 
+	"spyder/host"
 	"spyder/queue"
 	"spyder/store/boltstore"
 )
@@ -83,7 +84,7 @@ func TestStore_ReopenKeepsOrderAndLeaseIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Seed(ctx, []string{"a.com", "b.com"})
+	s.Seed(ctx, []host.Name{"a.com", "b.com"})
 	first, _ := s.Lease(ctx, 1, time.Hour, 0)
 	s.Close()
 
@@ -92,7 +93,7 @@ func TestStore_ReopenKeepsOrderAndLeaseIDs(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer s.Close()
-	if res, _ := s.Seed(ctx, []string{"a.com", "c.com"}); res.Added != 1 || res.Duplicate != 1 {
+	if res, _ := s.Seed(ctx, []host.Name{"a.com", "c.com"}); res.Added != 1 || res.Duplicate != 1 {
 		t.Errorf("Seed() after reopen = %+v, want a.com still seen", res)
 	}
 	ls, err := s.Lease(ctx, 10, time.Hour, 0)
@@ -101,7 +102,7 @@ func TestStore_ReopenKeepsOrderAndLeaseIDs(t *testing.T) {
 	}
 	var hosts []string
 	for _, l := range ls {
-		hosts = append(hosts, l.Item.Host)
+		hosts = append(hosts, string(l.Item.Host))
 		if l.ID == first[0].ID {
 			t.Errorf("lease ID %q reused after reopen", l.ID)
 		}
@@ -109,7 +110,7 @@ func TestStore_ReopenKeepsOrderAndLeaseIDs(t *testing.T) {
 	if diff := cmp.Diff([]string{"b.com", "c.com"}, hosts); diff != "" {
 		t.Errorf("Lease() after reopen (-want +got):\n%s", diff)
 	}
-	if err := s.Ack(ctx, first[0]); err != nil {
+	if err := ack(ctx, s, first[0]); err != nil {
 		t.Errorf("Ack() of a lease taken before reopen: %v", err)
 	}
 }
@@ -118,7 +119,7 @@ func TestStore_ReclaimUsesNow(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1705312200, 0)
 	s := MustOpen(t, boltstore.Options{NoSync: true, Now: func() time.Time { return now }})
-	s.Seed(ctx, []string{"a.com"})
+	s.Seed(ctx, []host.Name{"a.com"})
 	ls, _ := s.Lease(ctx, 1, time.Minute, 0)
 	if want := now.Add(time.Minute); !ls[0].Deadline.Equal(want) || ls[0].Item.TS != now.Unix() {
 		t.Errorf("lease deadline %v, ts %d; want %v, %d", ls[0].Deadline, ls[0].Item.TS, want, now.Unix())
@@ -139,7 +140,7 @@ func TestStore_ReclaimUsesNow(t *testing.T) {
 func TestStore_ReleaseGoesToFront(t *testing.T) {
 	ctx := context.Background()
 	s := MustOpen(t, boltstore.Options{NoSync: true})
-	s.Seed(ctx, []string{"a.com", "b.com", "c.com", "d.com"})
+	s.Seed(ctx, []host.Name{"a.com", "b.com", "c.com", "d.com"})
 	ls, _ := s.Lease(ctx, 2, time.Hour, 0)
 	if n, err := s.Release(ctx, ls); n != 2 || err != nil {
 		t.Fatalf("Release() = %d, %v", n, err)
@@ -147,7 +148,7 @@ func TestStore_ReleaseGoesToFront(t *testing.T) {
 	ls, _ = s.Lease(ctx, 4, time.Hour, 0)
 	var hosts []string
 	for _, l := range ls {
-		hosts = append(hosts, l.Item.Host)
+		hosts = append(hosts, string(l.Item.Host))
 	}
 	if diff := cmp.Diff([]string{"a.com", "b.com", "c.com", "d.com"}, hosts); diff != "" {
 		t.Errorf("Lease() after Release (-want +got):\n%s", diff)

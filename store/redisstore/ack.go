@@ -10,21 +10,9 @@ import (
 	"spyder/queue"
 )
 
-// Ack implements [queue.Queue]. Concurrent Ack, AckAll and Lease calls
-// share script calls (see [Store]).
-func (s *Store) Ack(ctx context.Context, l queue.Lease) error {
-	ok, err := s.AckAll(ctx, []queue.Lease{l})
-	if err != nil {
-		return err
-	}
-	if !ok[0] {
-		return queue.ErrLeaseLost
-	}
-	return nil
-}
-
 // AckAll implements [queue.Queue.AckAll]. Up to maxBatch leases go in one
-// script call, shared with other callers' Ack and Lease calls.
+// script call, shared with other callers' AckAll and Lease calls (see
+// [Store]).
 func (s *Store) AckAll(ctx context.Context, ls []queue.Lease) ([]bool, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
@@ -51,7 +39,7 @@ func (s *Store) AckAll(ctx context.Context, ls []queue.Lease) ([]bool, error) {
 //go:embed extend.lua
 var extendLua string
 
-var extendScript = redis.NewScript(extendLua)
+var extendScript = redis.NewScript(preludeLua + extendLua)
 
 // Extend implements [queue.Queue]. A lease past its deadline that no
 // Reclaim has taken yet is still held and can be extended.

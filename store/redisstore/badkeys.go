@@ -29,7 +29,7 @@ func (s *Store) interpret(ctx context.Context, op string, err error) error {
 	if bad == "" {
 		return interpret(op, err)
 	}
-	return fmt.Errorf("redisstore: %s: %s (another program wrote it? move it aside with RENAME and the queue goes on): %w", op, bad, err)
+	return fmt.Errorf("%s: %s (another program wrote it? move it aside with RENAME and the queue goes on): %w", op, bad, err)
 }
 
 // badKeys describes the queue keys that hold what spyder does not keep

@@ -13,21 +13,21 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/queue/queuetest"
 	"spyder/store/redisstore/redistest"
+	"spyder/store/storetest"
 )
 
 // BenchmarkLeaseAck: 256 workers lease and ack until 100,000 items are
 // done, each sub-benchmark on its own fresh redis-server:
 //
 //   - redisstore: this backend, each worker leasing one item at a time and
-//     acking it (queuetest.BenchLeaseAck, which the bbolt backend runs too):
+//     acking it (storetest.BenchLeaseAck, which the bbolt backend runs too):
 //     every item costs its worker two waits for a shared script call;
 //   - redisstore/batch=64: each worker leasing up to 64 items per call and
 //     acking them in one AckAll call, as the sketch leased 64 items
 //     per script call;
 //   - redisstore/spyder-run: this backend as spyder run drives it
-//     (queuetest.BenchRunLoop): one goroutine leasing for every free slot of
+//     (storetest.BenchRunLoop): one goroutine leasing for every free slot of
 //     256, a goroutine per item, and one acker acking what is finished in
 //     AckAll calls;
 //   - original: the original protocol as the baseline, BRPOPLPUSH then LREM
@@ -50,14 +50,14 @@ func BenchmarkLeaseAck(b *testing.B) {
 			srv := redistest.Start(b)
 			s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
 			defer reportCPU(b, s.Client(), items)()
-			queuetest.BenchLeaseAck(b, s, workers, batch, items)
+			storetest.BenchLeaseAck(b, s, workers, batch, items)
 		})
 	}
 	b.Run("redisstore/spyder-run", func(b *testing.B) {
 		srv := redistest.Start(b)
 		s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
 		defer reportCPU(b, s.Client(), items)()
-		queuetest.BenchRunLoop(b, s, workers, items)
+		storetest.BenchRunLoop(b, s, workers, items)
 	})
 	b.Run("original", func(b *testing.B) {
 		srv := redistest.Start(b)
@@ -140,7 +140,7 @@ func BenchmarkSeed(b *testing.B) {
 	srv := redistest.Start(b)
 	s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
 	defer reportCPU(b, s.Client(), 1_000_000)()
-	queuetest.BenchSeed(b, s, 1_000_000)
+	storetest.BenchSeed(b, s, 1_000_000)
 }
 
 // reportCPU returns a func that reports, per item since the call and

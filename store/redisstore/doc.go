@@ -3,6 +3,14 @@
 // and the other state a probe keeps in Redis. [NewClient] turns the
 // --redis flag into a client; [Open] opens the queue in it.
 //
+// The older spyder kept its queue in Redis with what this package calls the
+// list protocol: an item is JSON, {"host":"a.com","ts":1705312200,"attempt":0},
+// LPUSHed onto the list spyder:queue; a worker takes one with BRPOPLPUSH,
+// which moves it into the list spyder:queue:processing, and acknowledges it
+// with LREM on that list. [Store] keeps that protocol's pending list and
+// item JSON, but holds items in flight in a sorted set instead of the
+// processing list (see the sections below).
+//
 // # Keys
 //
 // Every key is the base (--queue-key, default "spyder:queue") plus a
@@ -14,13 +22,13 @@
 //	spyder:queue:leases                zset    in flight: "<lease ID> <item>" → deadline (Unix ms)
 //	spyder:queue:dead                  list    dead entries, oldest first (RPUSH)
 //	spyder:queue:seen                  set     every host ever seeded
-//	spyder:queue:processing            list    in flight under the original protocol (read only)
-//	spyder:queue:processing-noticed    hash    original in-flight item → when Reclaim first saw it
+//	spyder:queue:processing            list    in flight under the list protocol (read only)
+//	spyder:queue:processing-noticed    hash    list-protocol in-flight item → when Reclaim first saw it
 //	spyder:queue:lease-seq             string  counter lease IDs are drawn from
 //	spyder:queue:replies:<store>       hash    recent script outcomes of one Store (see below)
 //
-// Items are the original protocol's JSON, {"host":"a.com","ts":1705312200,"attempt":0},
-// stored as they came (unknown fields included). A dead entry is
+// Items are the list protocol's JSON, stored as they came (unknown fields
+// included). A dead entry is
 // {"item":{...},"error":"why","at":<Unix s>}, or "raw" (a JSON string) or
 // "raw_b64" in place of "item" for bytes that are not an item.
 //
@@ -38,17 +46,17 @@
 //
 // # Why a sorted set, not the processing list
 //
-// The original protocol moves an item to {base}:processing with BRPOPLPUSH
+// The list protocol moves an item to {base}:processing with BRPOPLPUSH
 // and acks with LREM, which scans that list: with hundreds of items in flight
 // each ack costs the server a scan, and each item costs two round trips.
 // Here a lease is one member of a sorted set scored by its deadline: an ack
-// is a ZREM (O(log n)), expired leases are a range query, and Lease, Ack
+// is a ZREM (O(log n)), expired leases are a range query, and Lease
 // and AckAll calls made at the same time in a probe share one script call
-// (see BenchmarkLeaseAck for the figures against the original protocol in
+// (see BenchmarkLeaseAck for the figures against the list protocol in
 // the same run). The item bytes are in the member itself, so nothing else
 // has to be kept in step.
 //
-// Compatibility with the original: an item pushed by hand with LPUSH is
+// Compatibility with the list protocol: an item pushed by hand with LPUSH is
 // leased like any other, and LLEN {base} still means pending. Items an older
 // worker left in {base}:processing have no lease record; Reclaim notes when
 // it first sees each one and moves it back to pending (attempt+1) once a

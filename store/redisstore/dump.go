@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"spyder/host"
 	"spyder/queue"
 )
 
@@ -62,7 +63,7 @@ func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 func (s *Store) tempKeys(what string) (keys, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return keys{}, fmt.Errorf("redisstore: %s: %w", what, err)
+		return keys{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return newKeys(s.base + ":" + what + "-" + hex.EncodeToString(b[:])), nil
 }
@@ -191,7 +192,7 @@ func (s *Store) dumpSeen(ctx context.Context, snap keys, fn func(queue.Record) e
 				continue
 			}
 			done[h] = true
-			if err := fn(queue.Record{Kind: queue.KindSeen, Host: h}); err != nil {
+			if err := fn(queue.Record{Kind: queue.KindSeen, Host: host.Name(h)}); err != nil {
 				return err
 			}
 		}
@@ -240,7 +241,7 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 			pipe.LPush(ctx, stage.pending, raw)
 		case queue.KindProcessing:
 			if r.Item == nil || r.LeaseID == "" || strings.ContainsAny(r.LeaseID, " ") {
-				return fmt.Errorf("redisstore: load: record %d: processing needs an item and a lease ID without spaces", i)
+				return fmt.Errorf("load: record %d: processing needs an item and a lease ID without spaces", i)
 			}
 			pipe.ZAdd(ctx, stage.leases, redis.Z{Score: float64(r.Deadline.UnixMilli()), Member: member(r.LeaseID, r.Item.Encode())})
 			if seq, _, ok := strings.Cut(r.LeaseID, "-"); ok {
@@ -255,9 +256,9 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 			}
 			pipe.RPush(ctx, stage.dead, encodeDead(raw, decoded, r.Error, r.At))
 		case queue.KindSeen:
-			pipe.SAdd(ctx, stage.seen, r.Host)
+			pipe.SAdd(ctx, stage.seen, string(r.Host))
 		default:
-			return fmt.Errorf("redisstore: load: record %d: unknown kind %q", i, r.Kind)
+			return fmt.Errorf("load: record %d: unknown kind %q", i, r.Kind)
 		}
 		if pipe.Len() >= dumpChunk {
 			if _, err := pipe.Exec(ctx); err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/crawl"
+	"spyder/store"
 )
 
 // emittedChunk bounds the members sent in one command, so a large batch
@@ -26,7 +26,7 @@ const DefaultClaimTTL = 5 * time.Second
 
 // Emitted is the seen set of the crawl's output shared by a fleet: one Redis
 // set per run, {base}:emitted:{run}, whose members are the 16-byte hashes
-// ([crawl.KeyHash]) of the nodes and edges emitted, so memory per key stays
+// ([store.KeyHash]) of the nodes and edges emitted, so memory per key stays
 // small however long the key. The sets have no expiry; delete a run's set
 // when its output is no longer to be deduplicated.
 //
@@ -42,7 +42,7 @@ const DefaultClaimTTL = 5 * time.Second
 // between Seen and Mark, or its write was slower) is taken over, and the
 // node may then be written twice: at-least-once, never lost.
 //
-// Each Emitted is one owner: give each [crawl.Batcher] its own. It is safe
+// Each Emitted is one owner: give each output writer its own. It is safe
 // for concurrent use, but concurrent batches through one Emitted do not
 // wait for each other's claims.
 type Emitted struct {
@@ -55,7 +55,7 @@ type Emitted struct {
 	ClaimTTL time.Duration
 }
 
-var _ crawl.Emitted = (*Emitted)(nil)
+var _ store.Emitted = (*Emitted)(nil)
 
 // NewEmitted returns the seen set under base (the queue's base key, so that
 // a hash tag in it keeps the sets in the queue's cluster slot).
@@ -68,7 +68,7 @@ func NewEmitted(client redis.UniversalClient, base string) *Emitted {
 func (e *Emitted) key(run string) string    { return e.base + ":emitted:" + run }
 func (e *Emitted) claims(run string) string { return e.base + ":emitting:" + run }
 
-// Seen implements [crawl.Emitted]. It claims the keys it reports unseen
+// Seen implements [store.Emitted]. It claims the keys it reports unseen
 // (see [Emitted]) and, while another owner's unexpired claim covers any of
 // them, waits, polling, until those are marked or the claim expires, or ctx
 // ends.
@@ -78,7 +78,7 @@ func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, 
 		chunk := keys[start:min(len(keys), start+emittedChunk)]
 		got, err := e.claim(ctx, run, hashes(chunk))
 		if err != nil {
-			return nil, fmt.Errorf("emitted seen: %w", err)
+			return nil, fmt.Errorf("emitted seen: %w", refusal(err))
 		}
 		out = append(out, got...)
 	}
@@ -135,7 +135,7 @@ func (e *Emitted) claim(ctx context.Context, run string, hs []any) ([]bool, erro
 	}
 }
 
-// Mark implements [crawl.Emitted]: it adds keys to the set and drops their
+// Mark implements [store.Emitted]: it adds keys to the set and drops their
 // claims, in one transaction.
 func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 	for start := 0; start < len(keys); start += emittedChunk {
@@ -144,13 +144,13 @@ func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 		for i, h := range hs {
 			fields[i] = string(h.([]byte))
 		}
-		_, err := e.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		cmds, err := e.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.SAdd(ctx, e.key(run), hs...)
 			p.HDel(ctx, e.claims(run), fields...)
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("emitted mark: %w", err)
+			return fmt.Errorf("emitted mark: %w", txRefusal(cmds, err))
 		}
 	}
 	return nil
@@ -159,7 +159,7 @@ func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 func hashes(keys []string) []any {
 	out := make([]any, len(keys))
 	for i, k := range keys {
-		h := crawl.KeyHash(k)
+		h := store.KeyHash(k)
 		out[i] = h[:]
 	}
 	return out

@@ -5,19 +5,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/crawl"
-	"spyder/crawl/emittedtest"
+	"spyder/store"
 	"spyder/store/redisstore"
 	"spyder/store/redisstore/redistest"
 )
 
-func TestEmitted_Conformance(t *testing.T) {
-	emittedtest.Run(t, func(t *testing.T) crawl.Emitted {
-		c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
-		t.Cleanup(func() { c.Close() })
-		return redisstore.NewEmitted(c, redistest.Prefix(t))
-	})
-}
+// The seen set's contract is checked by storetest.Run (TestStore_Conformance);
+// what follows is only Redis's.
 
 // TestEmitted_KeyLayout checks the documented key: a set per run under the
 // base, holding 16-byte members.
@@ -36,7 +30,7 @@ func TestEmitted_KeyLayout(t *testing.T) {
 	if len(members) != 2 {
 		t.Fatalf("SMEMBERS %s:emitted:r1 has %d members, want 2", base, len(members))
 	}
-	h := crawl.KeyHash("a")
+	h := store.KeyHash("a")
 	found := false
 	for _, m := range members {
 		if len(m) != 16 {

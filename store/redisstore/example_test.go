@@ -6,6 +6,7 @@ import (
 	"log"
 	"time"
 
+	"spyder/host"
 	"spyder/queue"
 	"spyder/store/redisstore"
 )
@@ -30,20 +31,35 @@ func Example() {
 	}
 	defer q.Close()
 
-	res, err := q.Seed(ctx, []string{"example.com", "Example.COM.", "not a host"})
+	// Seed takes parsed host names: parse what the user gave first.
+	var hosts []host.Name
+	for _, in := range []string{"example.com", "Example.COM.", "not a host"} {
+		h, err := host.Parse(in)
+		if err != nil {
+			log.Print(err) // host.ErrInvalid
+			continue
+		}
+		hosts = append(hosts, h)
+	}
+	res, err := q.Seed(ctx, hosts)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Added, res.Duplicate, len(res.Rejected))
+	fmt.Println(res.Added, res.Duplicate)
 
 	ls, err := q.Lease(ctx, 1, queue.DefaultLeaseTTL, 5*time.Second)
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, l := range ls {
-		// ... probe l.Item.Host, hand the results to the sink, then:
-		if err := q.Ack(ctx, l); err != nil {
-			log.Print(err) // queue.ErrLeaseLost: it expired and someone else has it
+	// ... probe each l.Item.Host and hand the results to the sink, then ack
+	// them all in one call:
+	ok, err := q.AckAll(ctx, ls)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, l := range ls {
+		if !ok[i] {
+			log.Printf("%s: lease lost: it expired and someone else has it", l.Item.Host)
 		}
 	}
 }

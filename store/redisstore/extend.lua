@@ -1,4 +1,5 @@
 -- extend.lua: move a held lease's deadline.
+-- (prelude.lua is put before this script: it defines clock and counter_ok.)
 --
 -- KEYS[1] leases zset
 -- ARGV[1] lease member ("<lease ID> <item bytes>")
@@ -8,11 +9,7 @@
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   return 0
 end
-local now = tonumber(ARGV[2])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local now = clock(ARGV[2])
 local deadline = now + tonumber(ARGV[3])
 redis.call('ZADD', KEYS[1], 'XX', deadline, ARGV[1])
 return deadline

@@ -25,7 +25,7 @@ func (s *Store) finish(ctx context.Context, op string, triples []any) ([]bool, e
 	}
 	reply, _ := v.([]any)
 	if len(reply) != len(triples)/3 {
-		return nil, fmt.Errorf("redisstore: %s: %d replies for %d leases", op, len(reply), len(triples)/3)
+		return nil, fmt.Errorf("%s: %d replies for %d leases", op, len(reply), len(triples)/3)
 	}
 	out := make([]bool, len(reply))
 	for i := range reply {

@@ -12,9 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"spyder/host"
 	"spyder/queue"
-	"spyder/queue/queuetest"
 	"spyder/store/redisstore"
+	"spyder/store/storetest"
 )
 
 // These tests push what spyder never writes into every Redis key it owns,
@@ -26,7 +27,16 @@ import (
 
 const hostileGood = 20 // good hosts seeded beside the garbage
 
-var goodHosts = queuetest.GoodHosts(hostileGood)
+var goodHosts = storetest.GoodHosts(hostileGood)
+
+// goodNames are goodHosts as Seed takes them (they are canonical already).
+var goodNames = func() []host.Name {
+	ns := make([]host.Name, len(goodHosts))
+	for i, h := range goodHosts {
+		ns[i] = host.Name(h)
+	}
+	return ns
+}()
 
 // hostileKeys are the queue's keys under base, as the package doc lists.
 type hostileKeys struct {
@@ -44,7 +54,7 @@ func mustHostileStore(t *testing.T) (*redisstore.Store, hostileKeys, *clock) {
 	t.Helper()
 	clk := &clock{t: time.Now()} // real time, so garbage scored by it makes sense
 	s := MustOpen(t, "", &redisstore.Options{Now: clk.Now})
-	if _, err := s.Seed(context.Background(), goodHosts); err != nil {
+	if _, err := s.Seed(context.Background(), goodNames); err != nil {
 		t.Fatal(err)
 	}
 	return s, keysOf(s.Key()), clk
@@ -62,7 +72,7 @@ func drainRedis(t *testing.T, s *redisstore.Store, clk *clock) map[string]int {
 		}
 		clk.Add(2 * time.Minute)
 	}
-	return queuetest.Drain(t, s)
+	return storetest.Drain(t, s)
 }
 
 // checkExport checks that Stats and Export agree on how many records the
@@ -74,7 +84,7 @@ func checkExport(t *testing.T, s *redisstore.Store) queue.Stats {
 	if err != nil {
 		t.Fatalf("Stats() error: %v", err)
 	}
-	if lines, want := queuetest.ExportImports(t, s), st.Pending+st.Processing+st.Dead+st.Seen; lines != want {
+	if lines, want := storetest.ExportImports(t, s), st.Pending+st.Processing+st.Dead+st.Seen; lines != want {
 		t.Errorf("Export() wrote %d lines, Stats() counts %d records (%+v)", lines, want, st)
 	}
 	return st
@@ -110,7 +120,7 @@ func TestStore_HostileItems(t *testing.T) {
 		moreGood []string // decodable hosts the garbage came with
 	}
 	var tests []test
-	for _, h := range queuetest.HostileItems() {
+	for _, h := range storetest.HostileItems() {
 		tt := test{name: "Pending" + h.Name, inject: lpush(pending, h.Raw), reason: h.Reason}
 		if h.Reason != "" {
 			tt.dead = h.Raw
@@ -140,7 +150,7 @@ func TestStore_HostileItems(t *testing.T) {
 			}
 			checkExport(t, s)
 			acked := drainRedis(t, s, clk)
-			queuetest.CheckDrained(t, s, acked, goodHosts, tt.moreGood, tt.dead, tt.reason)
+			storetest.CheckDrained(t, s, acked, goodHosts, tt.moreGood, tt.dead, tt.reason)
 			if st := checkExport(t, s); st.Pending != 0 || st.Processing != 0 || st.Seen != hostileGood {
 				t.Errorf("Stats() after draining = %+v, want nothing pending or processing, %d seen", st, hostileGood)
 			}
@@ -279,7 +289,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
 			seeded := do("Seed", func() error {
-				_, err := s.Seed(cctx, []string{"new1.example.com", "new2.example.com"})
+				_, err := s.Seed(cctx, []host.Name{"new1.example.com", "new2.example.com"})
 				return err
 			})
 			do("Lease", func() error {
@@ -287,7 +297,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 				held = append(held, ls...)
 				return err
 			})
-			acked := do("Ack", func() error { return s.Ack(cctx, held[0]) })
+			acked := do("Ack", func() error { return ack(cctx, s, held[0]) })
 			failed := do("Fail", func() error { return s.Fail(cctx, held[1], "boom", 3) })
 			do("Reclaim", func() error { _, err := s.Reclaim(cctx, time.Minute, 3); return err })
 			released := do("Release", func() error { _, err := s.Release(cctx, held[2:]); return err })
@@ -305,7 +315,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := s.Seed(ctx, []string{"new1.example.com", "new2.example.com"})
+			res, err := s.Seed(ctx, []host.Name{"new1.example.com", "new2.example.com"})
 			if err != nil {
 				t.Fatalf("Seed() after the key was put back: %v", err)
 			}
@@ -313,7 +323,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 				t.Errorf("Seed() after a failed Seed added %d, want 2: the failed Seed marked hosts seen without queueing them", res.Added)
 			}
 			if !acked {
-				if err := s.Ack(ctx, held[0]); err != nil {
+				if err := ack(ctx, s, held[0]); err != nil {
 					t.Fatalf("Ack() after the key was put back: %v", err)
 				}
 			}
@@ -331,7 +341,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 			want := append([]string{"legacy.example.com", "new1.example.com", "new2.example.com"}, goodHosts...)
 			for _, h := range want {
 				n := got[h]
-				if h == held[0].Item.Host {
+				if h == string(held[0].Item.Host) {
 					n++
 				}
 				if n != 1 {

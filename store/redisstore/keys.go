@@ -7,8 +7,8 @@ import "strings"
 // is in every key and Redis Cluster keeps them in one slot, which the Lua
 // scripts require.
 type keys struct {
-	pending    string // list: LPUSH in, RPOP oldest (the original protocol)
-	legacy     string // list: in-flight items of the original protocol
+	pending    string // list: LPUSH in, RPOP oldest; the pending list of the older spyder's list protocol too (see package doc)
+	legacy     string // list: in-flight items of the older spyder's list protocol (see package doc)
 	dead       string // list: dead entries, RPUSH in, oldest at index 0
 	seen       string // set: every host ever seeded
 	leases     string // sorted set: "<lease ID> <item bytes>" → deadline (Unix ms)

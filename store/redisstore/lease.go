@@ -74,69 +74,122 @@ func (s *Store) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]qu
 //go:embed leaseack.lua
 var leaseAckLua string
 
-var leaseAckScript = redis.NewScript(leaseAckLua)
+var leaseAckScript = redis.NewScript(preludeLua + leaseAckLua)
 
-// hotBatch runs one leaseack.lua call for several callers of Ack and Lease,
+// hotBatch runs one leaseack.lua call for several callers of AckAll and Lease,
 // sends leased items that do not decode to dead, and hands each caller its
 // own result.
 func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
-	var acks, leases []int // indexes into ops
-	nack := 0
-	for i, o := range ops {
-		if o.acks != nil {
-			acks = append(acks, i)
-			nack += len(o.acks)
-		} else {
-			leases = append(leases, i)
-		}
-	}
-	args := make([]any, 0, 3+nack+2*len(leases))
-	args = append(args, s.hotSeq.Add(1), s.nowArg(), nack)
-	for _, i := range acks {
-		for _, m := range ops[i].acks {
-			args = append(args, m)
-		}
-	}
-	// Callers with the same TTL share one (count, ttl) pair: the script
-	// then makes one deadline per pair, not per caller. Items still come
-	// back in callers' order, which is how they are handed out below.
-	for k, i := range leases {
-		if k > 0 && ops[i].ttlMs == ops[leases[k-1]].ttlMs {
-			args[len(args)-2] = args[len(args)-2].(int) + ops[i].n
-			continue
-		}
-		args = append(args, ops[i].n, ops[i].ttlMs)
-	}
-	v, err := s.run(ctx, "lease/ack", leaseAckScript, []string{s.k.pending, s.k.leases, s.k.leaseSeq, s.replies}, args...)
+	p := planHot(ops)
+	keys := []string{s.k.pending, s.k.leases, s.k.leaseSeq, s.replies}
+	v, err := s.run(ctx, "lease/ack", leaseAckScript, keys, p.args(s.hotSeq.Add(1), s.nowArg())...)
 	if err != nil {
 		return nil, err
 	}
 	reply, _ := v.([]any)
-	if len(reply) < 1+nack {
-		return nil, fmt.Errorf("redisstore: lease/ack: short reply")
+	if len(reply) < 1+p.nack {
+		return nil, fmt.Errorf("lease/ack: short reply")
 	}
 	out := make([]opRes, len(ops))
-	held := make([]bool, nack) // one array for every caller's answers
-	for k := range held {
-		held[k] = toInt64(reply[1+k]) == 1
+	p.handAcks(out, reply[1:1+p.nack])
+	bury, err := s.handLeases(out, p, toInt64(reply[0]), reply[1+p.nack:])
+	if err != nil {
+		return nil, err
 	}
-	for _, i := range acks {
-		n := len(ops[i].acks)
+	if len(bury) > 0 {
+		// On error the undecodable items stay leased under IDs nobody holds:
+		// Reclaim brings them back and the next Lease buries them. The
+		// decoded ones are the callers' either way.
+		_, _ = s.finish(ctx, "lease: bury undecodable", bury)
+		for _, i := range p.leases {
+			out[i].buried = true
+		}
+	}
+	return out, nil
+}
+
+// hotPlan is a batch of ops split the way leaseack.lua takes and answers
+// them: the ack callers first, then the lease callers, each group in the
+// order of ops.
+type hotPlan struct {
+	ops    []op
+	acks   []int // indexes into ops of the callers that ack
+	leases []int // indexes into ops of the callers that lease
+	nack   int   // members acked in all: the script's A
+}
+
+// planHot splits ops into ack and lease callers. Both lists keep the order
+// of ops, which is the order the script's reply follows.
+func planHot(ops []op) hotPlan {
+	p := hotPlan{ops: ops}
+	for i, o := range ops {
+		if o.acks != nil {
+			p.acks = append(p.acks, i)
+			p.nack += len(o.acks)
+		} else {
+			p.leases = append(p.leases, i)
+		}
+	}
+	return p
+}
+
+// args is the script's ARGV for p: the call token, now, A, the members to
+// ack caller by caller, then (count, ttl ms) pairs for the lease callers.
+// A lease caller with the same TTL as the one before it adds its count to
+// that pair: the script then makes one deadline per pair, not per caller.
+// Items still come back in callers' order, which is how handLeases hands
+// them out.
+func (p hotPlan) args(token int64, now string) []any {
+	args := make([]any, 0, 3+p.nack+2*len(p.leases))
+	args = append(args, token, now, p.nack)
+	for _, i := range p.acks {
+		for _, m := range p.ops[i].acks {
+			args = append(args, m)
+		}
+	}
+	for k, i := range p.leases {
+		if k > 0 && p.ops[i].ttlMs == p.ops[p.leases[k-1]].ttlMs {
+			args[len(args)-2] = args[len(args)-2].(int) + p.ops[i].n
+			continue
+		}
+		args = append(args, p.ops[i].n, p.ops[i].ttlMs)
+	}
+	return args
+}
+
+// handAcks gives each ack caller in out its slice of results, the script's
+// A ack results in the order the members were sent: acked[j] is true when
+// the caller's j-th lease was held.
+func (p hotPlan) handAcks(out []opRes, results []any) {
+	held := make([]bool, len(results)) // one array for every caller's answers
+	for k := range held {
+		held[k] = toInt64(results[k]) == 1
+	}
+	for _, i := range p.acks {
+		n := len(p.ops[i].acks)
 		out[i].acked, held = held[:n:n], held[n:]
 	}
-	now := time.UnixMilli(toInt64(reply[0]))
-	var bury []any // finish triples sending undecodable items to dead
+}
+
+// handLeases hands the leased members (the reply after the ack results) to
+// the lease callers in out, filling each caller's count before the next
+// one's, with deadlines from nowMs, the script's clock. A member whose item
+// does not decode is not handed out: it goes into the returned finish
+// triples, which send it to dead.
+func (s *Store) handLeases(out []opRes, p hotPlan, nowMs int64, members []any) ([]any, error) {
+	now := time.UnixMilli(nowMs)
+	var bury []any
 	r, left := -1, 0
-	for k := 1 + nack; k < len(reply); k++ {
+	for _, m := range members {
 		for left == 0 {
 			r++
-			left = ops[leases[r]].n
+			left = p.ops[p.leases[r]].n
 		}
 		left--
-		i := leases[r]
-		id, rawStr, ok := strings.Cut(toString(reply[k]), " ")
+		i := p.leases[r]
+		id, rawStr, ok := strings.Cut(toString(m), " ")
 		if !ok {
-			return nil, fmt.Errorf("redisstore: lease/ack: malformed lease member %q", toString(reply[k]))
+			return nil, fmt.Errorf("lease/ack: malformed lease member %q", toString(m))
 		}
 		raw := []byte(rawStr)
 		it, err := queue.DecodeItem(raw)
@@ -148,19 +201,10 @@ func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
 			Item:     it,
 			Raw:      raw,
 			ID:       id,
-			Deadline: now.Add(time.Duration(ops[i].ttlMs) * time.Millisecond),
+			Deadline: now.Add(time.Duration(p.ops[i].ttlMs) * time.Millisecond),
 		})
 	}
-	if len(bury) > 0 {
-		// On error the undecodable items stay leased under IDs nobody holds:
-		// Reclaim brings them back and the next Lease buries them. The
-		// decoded ones are the callers' either way.
-		_, _ = s.finish(ctx, "lease: bury undecodable", bury)
-		for _, i := range leases {
-			out[i].buried = true
-		}
-	}
-	return out, nil
+	return bury, nil
 }
 
 // member is a lease's member of the leases sorted set: "<lease ID> <item

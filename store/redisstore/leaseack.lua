@@ -1,4 +1,5 @@
 -- leaseack.lua: the workers' hot path in one call: ack the leases of some
+-- (prelude.lua is put before this script: it defines clock and counter_ok.)
 -- callers, then lease up to N of the oldest pending items for others.
 --
 -- KEYS[1] pending list   KEYS[2] leases zset   KEYS[3] lease ID counter
@@ -63,11 +64,7 @@ if prev then
   return out
 end
 
-local now = tonumber(ARGV[2])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local now = clock(ARGV[2])
 local out = {now}
 local acks = {}
 local nack = tonumber(ARGV[3])
@@ -83,9 +80,8 @@ if total > 0 then
   -- these reads; the caller names the key.)
   redis.call('LLEN', KEYS[1])
   redis.call('ZCARD', KEYS[2])
-  local n = redis.call('GET', KEYS[3])
-  if n and not string.match(n, '^%-?%d+$') then
-    return redis.error_reply('ERR value is not an integer or out of range')
+  if not counter_ok(KEYS[3]) then
+    return redis.error_reply(not_integer)
   end
 end
 if nack > 0 then

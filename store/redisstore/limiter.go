@@ -283,7 +283,7 @@ func (l *Limiter) Wait(ctx context.Context, key string) error {
 			counted = true
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-			return fmt.Errorf("redisstore: limiter: %q needs %v, beyond the deadline: %w", key, d, context.DeadlineExceeded)
+			return fmt.Errorf("limiter: %q needs %v, beyond the deadline: %w", key, d, context.DeadlineExceeded)
 		}
 		t := time.NewTimer(d)
 		select {

@@ -7,15 +7,21 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"spyder/queue"
-	"spyder/queue/queuetest"
+	"spyder/store"
 	"spyder/store/redisstore"
 	"spyder/store/redisstore/redistest"
+	"spyder/store/storetest"
 )
 
-// TestStore_Conformance runs the suite every queue backend passes.
+// TestStore_Conformance runs the suite every backend passes. A reopen is
+// a second Open of the same key on a new client to the same server, as
+// another probe of the fleet (or the next run) gets; the first stays open.
 func TestStore_Conformance(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T) queue.Queue {
-		return MustOpen(t, redistest.Prefix(t), nil)
+	storetest.Run(t, storetest.Harness{
+		New: func(t *testing.T) store.Backend { return MustOpen(t, "", nil) },
+		Reopen: func(t *testing.T, b store.Backend) store.Backend {
+			return MustOpen(t, b.(*redisstore.Store).Key(), nil)
+		},
 	})
 }
 
@@ -45,4 +51,17 @@ func MustOpenAt(tb testing.TB, addr, base string, opts *redisstore.Options) *red
 	}
 	tb.Cleanup(func() { s.Close() })
 	return s
+}
+
+// ack acks one lease with AckAll, reporting a lost lease as
+// queue.ErrLeaseLost, as the one-lease Ack the queue no longer has did.
+func ack(ctx context.Context, s *redisstore.Store, l queue.Lease) error {
+	ok, err := s.AckAll(ctx, []queue.Lease{l})
+	if err != nil {
+		return err
+	}
+	if !ok[0] {
+		return queue.ErrLeaseLost
+	}
+	return nil
 }

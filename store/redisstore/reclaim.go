@@ -16,7 +16,7 @@ const maxReclaimBatch = 1000
 //go:embed reclaim.lua
 var reclaimLua string
 
-var reclaimScript = redis.NewScript(reclaimLua)
+var reclaimScript = redis.NewScript(preludeLua + reclaimLua)
 
 // Reclaim implements [queue.Queue] in two atomic steps per batch of up to
 // 1,000 items: reclaim.lua takes expired leases (and legacy items noticed
@@ -53,7 +53,7 @@ func (s *Store) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int)
 			}
 			where, payload := s.retryOrDead(it, "lease expired", maxAttempts)
 			triples = append(triples, member(id, raw), where, payload)
-			hosts = append(hosts, it.Host)
+			hosts = append(hosts, string(it.Host))
 		}
 		// Settle even if ctx ends now: claims left unsettled wait out ttl.
 		done, err := s.finish(context.WithoutCancel(ctx), "reclaim", triples)

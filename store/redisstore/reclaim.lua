@@ -1,4 +1,5 @@
 -- reclaim.lua: claim expired leases, and items an older worker left in the
+-- (prelude.lua is put before this script: it defines clock and counter_ok.)
 -- legacy processing list, for the caller to settle with finish.lua.
 --
 -- KEYS[1] leases zset (members "<lease ID> <item bytes>", scored by deadline)
@@ -18,11 +19,7 @@
 -- included), and a member without the space after its ID (claimed whole).
 --
 -- Returns {now, id1, item1, id2, item2, ...}.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local now = clock(ARGV[1])
 local ttl, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
 local out = {now}
 local claimed = {}
@@ -32,9 +29,8 @@ local claimed = {}
 -- undo a script's writes, and leases removed but not claimed would be lost.
 redis.call('LLEN', KEYS[3])
 redis.call('HLEN', KEYS[4])
-local counter = redis.call('GET', KEYS[2])
-if counter and not string.match(counter, '^%-?%d+$') then
-  return redis.error_reply('ERR value is not an integer or out of range')
+if not counter_ok(KEYS[2]) then
+  return redis.error_reply(not_integer)
 end
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)

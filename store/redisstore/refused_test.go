@@ -2,10 +2,15 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"spyder/host"
+	"spyder/store"
 	"spyder/store/redisstore"
 	"spyder/store/redisstore/redistest"
 )
@@ -58,6 +63,44 @@ func TestRefusesWrites(t *testing.T) {
 		}
 		if got := redisstore.RefusesWrites(tt.err); got != tt.want {
 			t.Errorf("RefusesWrites(%s: %v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestStore_WritesRefused: what the store writes for a run (queued hosts,
+// the seen set of the output, the spool) fails with an error that matches
+// store.ErrWritesRefused when Redis is over maxmemory, keeping Redis's
+// reason in its message, so a probe stops instead of failing host after
+// host; an error of one key (a wrong type) does not match.
+func TestStore_WritesRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	s := MustOpenAt(t, srv.Addr, "", nil)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	if err := c.Set(ctx, s.Key()+":spool", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	sp, _ := s.Spool()
+	if err := sp.Put(ctx, []byte("b")); err == nil || errors.Is(err, store.ErrWritesRefused) {
+		t.Errorf("Spool.Put on a key of the wrong type = %v; want an error that is not ErrWritesRefused", err)
+	}
+	c.Del(ctx, s.Key()+":spool")
+	for _, kv := range [][2]string{{"maxmemory-policy", "noeviction"}, {"maxmemory", "1"}} {
+		if err := c.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	em, _ := s.Emitted()
+	_, seedErr := s.Seed(ctx, []host.Name{"a.com"})
+	for name, err := range map[string]error{
+		"Seed":         seedErr,
+		"Spool.Put":    sp.Put(ctx, []byte("b")),
+		"Emitted.Mark": em.Mark(ctx, "run", []string{"k"}),
+	} {
+		if !errors.Is(err, store.ErrWritesRefused) || !strings.Contains(fmt.Sprint(err), "OOM") {
+			t.Errorf("%s on a full Redis = %v; want an error matching store.ErrWritesRefused with Redis's OOM reason", name, err)
 		}
 	}
 }

@@ -1,6 +1,17 @@
 package redisstore
 
-import "github.com/redis/go-redis/v9"
+import (
+	_ "embed"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// preludeLua defines the helpers the lease scripts share (the clock their
+// deadlines come from, the check of a counter before the first write); it
+// is put before each of those scripts.
+//
+//go:embed prelude.lua
+var preludeLua string
 
 // allScripts are loaded by Open, so the first call of each is an EVALSHA
 // and a server without scripting fails at once.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"spyder/host"
 	"spyder/queue"
 )
 
@@ -18,11 +19,11 @@ var seedLua string
 
 var seedScript = redis.NewScript(seedLua)
 
-// Seed implements [queue.Queue]: one script call per chunk of 5,000 valid
+// Seed implements [queue.Queue]: one script call per chunk of 5,000
 // hosts dedups against the seen set and pushes the new ones. Items carry
 // the client's clock as ts. When ctx ends between chunks the chunks already
 // stored stay stored and are counted in the result returned with the error.
-func (s *Store) Seed(ctx context.Context, hosts []string) (queue.SeedResult, error) {
+func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, error) {
 	var res queue.SeedResult
 	if err := s.check(ctx); err != nil {
 		return res, err
@@ -44,13 +45,8 @@ func (s *Store) Seed(ctx context.Context, hosts []string) (queue.SeedResult, err
 		args = args[:1]
 		return nil
 	}
-	for i, in := range hosts {
-		h, err := queue.NormalizeHost(in)
-		if err != nil {
-			res.Rejected = append(res.Rejected, queue.Rejection{Index: i, Input: in, Err: err})
-			continue
-		}
-		args = append(args, h)
+	for _, h := range hosts {
+		args = append(args, string(h))
 		if len(args) == seedChunk+1 {
 			if err := flush(); err != nil {
 				return res, err

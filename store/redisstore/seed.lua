@@ -4,7 +4,7 @@
 -- ARGV[1] ts, Unix seconds   ARGV[2..] normalised hosts (at most 5,000)
 --
 -- Hosts not in the seen set (and not repeated earlier in ARGV) are added to
--- it and pushed to pending, in order, as the original protocol's item JSON
+-- it and pushed to pending, in order, as the item JSON of the older spyder's list protocol
 -- {"host":"a.com","ts":1705312200,"attempt":0} (normalised hosts need no
 -- escaping). Returns how many were pushed.
 redis.call('LLEN', KEYS[1]) -- a wrong type fails here, before any write

@@ -27,7 +27,7 @@ func NewSpool(c redis.UniversalClient, base string) *Spool {
 func (s *Spool) Put(ctx context.Context, data []byte) error {
 	err := s.c.XAdd(ctx, &redis.XAddArgs{Stream: s.key, Values: []any{"b", data}}).Err()
 	if err != nil {
-		return fmt.Errorf("spool put %s: %w", s.key, err)
+		return fmt.Errorf("spool put %s: %w", s.key, refusal(err))
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 //go:embed stats.lua
 var statsLua string
 
-var statsScript = redis.NewScript(statsLua)
+var statsScript = redis.NewScript(preludeLua + statsLua)
 
 // Stats implements [queue.Queue]. Processing counts held leases plus items
 // an older worker left in the legacy processing list. OldestLeaseAge is
@@ -29,7 +29,7 @@ func (s *Store) Stats(ctx context.Context) (queue.Stats, error) {
 	}
 	r, _ := v.([]any)
 	if len(r) != 6 {
-		return queue.Stats{}, fmt.Errorf("redisstore: stats: %d values, want 6", len(r))
+		return queue.Stats{}, fmt.Errorf("stats: %d values, want 6", len(r))
 	}
 	st := queue.Stats{
 		Pending:    toInt64(r[0]),

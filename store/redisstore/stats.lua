@@ -1,4 +1,5 @@
 -- stats.lua: sizes of the collections and the oldest lease's start.
+-- (prelude.lua is put before this script: it defines clock and counter_ok.)
 --
 -- KEYS[1] pending list   KEYS[2] legacy processing list   KEYS[3] dead list
 -- KEYS[4] seen set       KEYS[5] leases zset
@@ -9,11 +10,7 @@
 -- members ("<seq>-<start ms> <item bytes>") of the 1,000 leases closest to
 -- their deadline, so Stats stays cheap with many leases in flight; a lease
 -- extended past 1,000 others may be missed.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local now = clock(ARGV[1])
 local oldest = -1
 for _, member in ipairs(redis.call('ZRANGE', KEYS[5], 0, 999)) do
   local start = tonumber(string.match(member, '^%d+%-(%d+) '))

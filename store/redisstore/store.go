@@ -31,10 +31,11 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is the Redis [queue.Queue]. It is safe for concurrent use, and any
-// number of processes may share one queue. Concurrent Lease, Ack and AckAll
+// Store is the Redis [store.Backend]: its queue, and the seen set, spool
+// and fleet limiter beside it under the same base key. It is safe for concurrent use, and any
+// number of processes may share one queue. Concurrent Lease and AckAll
 // calls are coalesced into batches of one script call each, so many
-// goroutines each leasing one item cost few round trips. Ack, AckAll,
+// goroutines each leasing one item cost few round trips. AckAll,
 // Extend, Fail and Release find a lease by its ID and Raw, so pass the
 // [queue.Lease] as Lease (or Extend) returned it.
 type Store struct {
@@ -50,9 +51,14 @@ type Store struct {
 	replies           string
 	hotSeq, finishSeq atomic.Int64
 
+	// name is what Name reports; ownsClient says Close closes c (the
+	// store made it in Connect).
+	name       string
+	ownsClient bool
+
 	closed atomic.Bool
 	mu     sync.Mutex          // guards closing
-	hot    *batcher[op, opRes] // Lease, Ack and AckAll
+	hot    *batcher[op, opRes] // Lease and AckAll
 }
 
 var _ queue.Queue = (*Store)(nil)
@@ -77,7 +83,7 @@ func Open(ctx context.Context, c redis.UniversalClient, o Options) (*Store, erro
 		base = queue.DefaultKey
 	}
 	if _, ok := c.(*redis.ClusterClient); ok && hashTag(base) == "" {
-		return nil, fmt.Errorf("redisstore: key %q has no hash tag; Redis Cluster needs one so all queue keys share a slot, e.g. %q", base, "{"+base+"}")
+		return nil, fmt.Errorf("key %q has no hash tag; Redis Cluster needs one so all queue keys share a slot, e.g. %q", base, "{"+base+"}")
 	}
 	if err := checkVersion(ctx, c); err != nil {
 		return nil, err
@@ -89,7 +95,7 @@ func Open(ctx context.Context, c redis.UniversalClient, o Options) (*Store, erro
 	}
 	var inst [8]byte
 	if _, err := rand.Read(inst[:]); err != nil {
-		return nil, fmt.Errorf("redisstore: open: %w", err)
+		return nil, fmt.Errorf("open: %w", err)
 	}
 	s := &Store{c: c, base: base, k: newKeys(base), now: o.Now,
 		replies: base + ":replies:" + hex.EncodeToString(inst[:])}
@@ -118,7 +124,7 @@ func checkVersion(ctx context.Context, c redis.UniversalClient) error {
 			minor, _ = strconv.Atoi(parts[1])
 		}
 		if major < 6 || major == 6 && minor < 2 {
-			return fmt.Errorf("redisstore: Redis %s is too old; 6.2 or newer is required", v)
+			return fmt.Errorf("Redis %s is too old; 6.2 or newer is required", v)
 		}
 		return nil
 	}
@@ -133,8 +139,9 @@ func (s *Store) Client() redis.UniversalClient { return s.c }
 func (s *Store) Key() string { return s.base }
 
 // Close stops the store: calls waiting in a batch and every later call
-// return queue.ErrClosed. It does not close the client (the caller owns it)
-// and does not return held leases: they expire. Closing twice is a no-op.
+// return queue.ErrClosed. It closes the client only if [Connect] made it
+// (else the caller owns it), and does not return held leases: they expire.
+// Closing twice is a no-op.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -142,6 +149,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.hot.close()
+	if s.ownsClient {
+		return s.c.Close()
+	}
 	return nil
 }
 
@@ -167,17 +177,18 @@ func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []str
 
 // interpret is the one place Redis errors become queue errors: a closed
 // client or store becomes queue.ErrClosed; context errors stay themselves;
-// anything else is wrapped with the operation's name.
+// a refused write matches store.ErrWritesRefused; anything else is wrapped
+// with the operation's name.
 func interpret(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, redis.ErrClosed), errors.Is(err, errStopped):
-		return fmt.Errorf("redisstore: %s: %w", op, queue.ErrClosed)
+		return fmt.Errorf("%s: %w", op, queue.ErrClosed)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	default:
-		return fmt.Errorf("redisstore: %s: %w", op, err)
+		return fmt.Errorf("%s: %w", op, refusal(err))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"spyder/host"
 	"spyder/queue"
 	"spyder/store/redisstore"
 	"spyder/store/redisstore/redistest"
@@ -90,7 +91,7 @@ func TestStore_Lease_HandPushedItem(t *testing.T) {
 		}
 	}
 	for _, l := range ls {
-		if err := s.Ack(ctx, l); err != nil {
+		if err := ack(ctx, s, l); err != nil {
 			t.Errorf("Ack() error: %v", err)
 		}
 	}
@@ -215,7 +216,7 @@ func TestStore_Lease_UndecodableGoesDead(t *testing.T) {
 	if st, err := s.Stats(ctx); err != nil || st.Pending != 0 || st.Processing != 1 || st.Dead != int64(len(bad)) {
 		t.Errorf("Stats() = %+v, %v; want 0 pending, 1 processing, %d dead", st, err, len(bad))
 	}
-	if err := s.Ack(ctx, l); err != nil {
+	if err := ack(ctx, s, l); err != nil {
 		t.Errorf("Ack() error: %v", err)
 	}
 }
@@ -225,7 +226,7 @@ func TestStore_Lease_UndecodableGoesDead(t *testing.T) {
 func TestStore_Lease_DeadlineFromServerClock(t *testing.T) {
 	ctx := context.Background()
 	s := MustOpen(t, "", nil)
-	if _, err := s.Seed(ctx, []string{"a.com"}); err != nil {
+	if _, err := s.Seed(ctx, []host.Name{"a.com"}); err != nil {
 		t.Fatal(err)
 	}
 	server, err := s.Client().Time(ctx).Result()
@@ -243,9 +244,9 @@ func TestStore_Lease_DeadlineFromServerClock(t *testing.T) {
 func TestStore_Seed_Chunks(t *testing.T) {
 	ctx := context.Background()
 	s := MustOpen(t, "", nil)
-	hosts := make([]string, 12_000)
+	hosts := make([]host.Name, 12_000)
 	for i := range hosts {
-		hosts[i] = fmt.Sprintf("h%d.example.com", i%9000)
+		hosts[i] = host.Name(fmt.Sprintf("h%d.example.com", i%9000))
 	}
 	res, err := s.Seed(ctx, hosts)
 	if err != nil || res.Added != 9000 || res.Duplicate != 3000 {
@@ -276,9 +277,9 @@ func TestStore_RedisRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const items = 2000
-	hosts := make([]string, items)
+	hosts := make([]host.Name, items)
 	for i := range hosts {
-		hosts[i] = fmt.Sprintf("r%d.example.com", i)
+		hosts[i] = host.Name(fmt.Sprintf("r%d.example.com", i))
 	}
 	if res, err := s.Seed(ctx, hosts); err != nil || res.Added != items {
 		t.Fatalf("Seed() = %+v, %v", res, err)
@@ -286,19 +287,19 @@ func TestStore_RedisRestart(t *testing.T) {
 	const ttl = 2 * time.Second
 	var (
 		mu        sync.Mutex
-		acked     = map[string]int{}
+		acked     = map[host.Name]int{}
 		restarted bool
 		after     int // acks after the restart
-		lost      []string
+		lost      []host.Name
 		errs      int
 		wg        sync.WaitGroup
 		stop      = make(chan struct{})
 		halfway   = make(chan struct{})
 		halfOnce  sync.Once
 	)
-	ack := func(l queue.Lease) {
+	ackOne := func(l queue.Lease) {
 		for ctx.Err() == nil {
-			err := s.Ack(ctx, l)
+			err := ack(ctx, s, l)
 			mu.Lock()
 			switch {
 			case err == nil:
@@ -339,7 +340,7 @@ func TestStore_RedisRestart(t *testing.T) {
 				}
 				for _, l := range ls {
 					time.Sleep(time.Millisecond) // the probe
-					ack(l)
+					ackOne(l)
 				}
 				if len(ls) == 0 {
 					_, _ = s.Reclaim(ctx, ttl, 100)
@@ -383,7 +384,7 @@ func TestStore_RedisRestart(t *testing.T) {
 	t.Logf("%d errors seen by workers; %d acks after the restart; %d hosts acked twice", errs, after, countOver(acked, 1))
 }
 
-func countOver(m map[string]int, n int) int {
+func countOver(m map[host.Name]int, n int) int {
 	c := 0
 	for _, v := range m {
 		if v > n {
@@ -414,7 +415,7 @@ func TestStore_Stats_LeaseAgeOnInjectedClock(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
 	s := MustOpen(t, "", &redisstore.Options{Now: clk.Now})
-	if _, err := s.Seed(ctx, []string{"a.com", "b.com"}); err != nil {
+	if _, err := s.Seed(ctx, []host.Name{"a.com", "b.com"}); err != nil {
 		t.Fatal(err)
 	}
 	start := clk.Now()
@@ -445,7 +446,7 @@ func TestStore_Stats_LeaseAgeOnInjectedClock(t *testing.T) {
 	if err != nil || !cmp.Equal(r.Requeued, []string{"a.com"}) {
 		t.Errorf("Reclaim() = %+v, %v; want a.com requeued", r, err)
 	}
-	if err := s.Ack(ctx, l); !errors.Is(err, queue.ErrLeaseLost) {
+	if err := ack(ctx, s, l); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Ack(reclaimed lease) error = %v, want ErrLeaseLost", err)
 	}
 }
@@ -480,11 +481,11 @@ func TestOpen_ACLUser(t *testing.T) {
 		t.Fatalf("Open() as an ACL user error: %v", err)
 	}
 	defer s.Close()
-	if _, err := s.Seed(ctx, []string{"a.com"}); err != nil {
+	if _, err := s.Seed(ctx, []host.Name{"a.com"}); err != nil {
 		t.Fatalf("Seed() error: %v", err)
 	}
 	l := mustLeaseOne(t, s, time.Minute)
-	if err := s.Ack(ctx, l); err != nil {
+	if err := ack(ctx, s, l); err != nil {
 		t.Errorf("Ack() error: %v", err)
 	}
 	if _, err := s.Reclaim(ctx, time.Minute, 3); err != nil {

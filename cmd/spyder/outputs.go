@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"spyder/metrics"
+	"spyder/sink"
+	"spyder/store"
+)
+
+// outputs is the sink a run writes to, and how to close it.
+type outputs struct {
+	sink   sink.Sink
+	closes []func() error
+}
+
+// Close closes every output, last opened first.
+func (o *outputs) Close() error {
+	var errs []error
+	for i := len(o.closes) - 1; i >= 0; i-- {
+		errs = append(errs, o.closes[i]())
+	}
+	o.closes = nil
+	return errors.Join(errs...)
+}
+
+// openOutputs builds the sinks the flags ask for: --out or stdout, and
+// --ingest, whose undelivered batches wait in b's spool.
+func openOutputs(ctx context.Context, cfg runConfig, stdout io.Writer, b store.Backend, log *slog.Logger, m *metrics.Set) (*outputs, error) {
+	o := &outputs{}
+	var sinks sink.Tee
+	switch path := cfg.out; {
+	case path != "" && path != "-":
+		s, closeFile, err := sink.OpenFile(path, cfg.format, log)
+		if err != nil {
+			return nil, fmt.Errorf("--out %w", err)
+		}
+		sinks = append(sinks, s)
+		o.closes = append(o.closes, func() error {
+			if err := closeFile(); err != nil {
+				return fmt.Errorf("--out %w", err)
+			}
+			return nil
+		})
+	case cfg.ingest == "" || path == "-":
+		s, err := sink.NewJSONSink(stdout, cfg.format)
+		if err != nil {
+			return nil, usagef("--format: %v", err)
+		}
+		sinks = append(sinks, s)
+	}
+	if cfg.ingest != "" {
+		s, err := openIngest(ctx, cfg, b, log, m)
+		if err != nil {
+			o.Close()
+			return nil, err
+		}
+		sinks = append(sinks, s)
+		o.closes = append(o.closes, s.Close)
+	}
+	o.sink = sinks
+	if len(sinks) == 1 {
+		o.sink = sinks[0]
+	}
+	return o, nil
+}
+
+// openIngest returns the --ingest sink over b's spool, saying whether an
+// earlier run left batches in it to replay.
+func openIngest(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger, m *metrics.Set) (*sink.Ingest, error) {
+	sp, err := b.Spool()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	if n, err := sp.Len(ctx); err == nil {
+		m.SpoolDepth.Set(float64(n))
+		if n > 0 {
+			log.Info("ingest_spool", "batches", n, "note", "replaying batches spooled by an earlier run")
+		}
+	}
+	return sink.NewIngest(cfg.ingest, cfg.ingestWait, cfg.ingestTries, sp, log, m), nil
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"spyder/crawl"
+	"spyder/limiter"
+	"spyder/sink"
+	"spyder/worker"
+)
+
+// runConfig is what the flags of `spyder run` ask for, checked.
+type runConfig struct {
+	domains     string // seed from this file first ("-": stdin)
+	crawl       crawl.Config
+	loop        worker.Config
+	rate        float64
+	burst       int
+	fleetLimit  bool   // hold the rate across a fleet
+	exitIfEmpty bool   // --exit-when-empty (a standalone run always does)
+	out         string // "" or "-": stdout
+	format      string
+	ingest      string
+	ingestWait  time.Duration
+	ingestTries int
+	metricsAddr string
+	progress    bool
+	fakeProbe   bool
+}
+
+// newRunConfig reads and checks the flags of `spyder run`; a bad value is
+// a usage error naming the flag.
+func newRunConfig(c *cli.Context) (runConfig, error) {
+	if c.NArg() > 0 {
+		return runConfig{}, usagef("run takes no arguments (got %q); the hosts come from --domains or the queue", c.Args().First())
+	}
+	if err := checkRunFlags(c); err != nil {
+		return runConfig{}, err
+	}
+	keyFn, err := limiter.ParseKeyFunc(c.String("limit-key"))
+	if err != nil {
+		return runConfig{}, usagef("--limit-key %q: want host, apex or ip", c.String("limit-key"))
+	}
+	roots, err := rootCAs(c.String("ca-file"))
+	if err != nil {
+		return runConfig{}, err
+	}
+	cfg := runConfig{
+		domains: c.String("domains"), rate: c.Float64("rate"), burst: c.Int("burst"),
+		fleetLimit: c.Bool("fleet-limiter"), exitIfEmpty: c.Bool("exit-when-empty"),
+		out: c.String("out"), format: c.String("format"),
+		ingest: c.String("ingest"), ingestWait: c.Duration("ingest-timeout"), ingestTries: c.Int("ingest-retries"),
+		metricsAddr: c.String("metrics-addr"), progress: c.Bool("progress"), fakeProbe: c.Bool("fake-probe"),
+		crawl: crawl.Config{
+			Resolver: c.String("resolver"), RootCAs: roots, UserAgent: c.String("ua"),
+			ExcludeTLDs: splitList(c.String("exclude-tlds")), AllowPrivate: c.Bool("allow-private"), LimitKey: keyFn,
+			HostTimeout: c.Duration("host-timeout"), ProbeID: c.String("probe"), RunID: c.String("run"),
+		},
+		loop: worker.Config{
+			Concurrency: c.Int("concurrency"), LeaseTTL: c.Duration("lease"), MaxAttempts: c.Int("max-attempts"),
+			Grace: c.Duration("grace"), ReclaimEvery: min(c.Duration("lease")/2, 30*time.Second),
+			Continuous: c.Bool("continuous"), MaxDomains: int64(c.Int("max-domains")),
+		},
+	}
+	if p := c.String("dial-proxy"); p != "" {
+		cfg.crawl.Dial = connectDialer(p)
+	}
+	return cfg, nil
+}
+
+// checkRunFlags checks the flags whose values have bounds or a closed set.
+func checkRunFlags(c *cli.Context) error {
+	if n := c.Int("concurrency"); n < 1 {
+		return usagef("--concurrency %d: want at least 1", n)
+	}
+	if c.Duration("lease") < time.Second {
+		return usagef("--lease %v: want at least 1s", c.Duration("lease"))
+	}
+	if c.Int("max-attempts") < 1 {
+		return usagef("--max-attempts %d: want at least 1", c.Int("max-attempts"))
+	}
+	if f := c.String("format"); f != sink.FormatBatch && f != sink.FormatEdges {
+		return usagef("--format %q: want batch or edges", f)
+	}
+	if u := c.String("ingest"); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return usagef("--ingest %q: want an http:// or https:// URL", u)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping blanks; "" is
+// an empty list, not a missing one.
+func splitList(s string) []string {
+	out := []string{}
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2/altsrc"
+
+	"spyder/crawl"
+	"spyder/limiter"
+	"spyder/queue"
+	"spyder/sink"
+)
+
+// Defaults of `spyder run`.
+const (
+	defaultConcurrency = crawl.DefaultWorkers // the crawl package measured it
+	defaultGrace       = 30 * time.Second
+	defaultMaxDomains  = 1_000_000
+	defaultRunID       = "default"
+)
+
+// runFlags are the flags of `spyder run`, after the backend's.
+func runFlags() []cli.Flag {
+	str := func(f *cli.StringFlag) cli.Flag { return altsrc.NewStringFlag(f) }
+	integer := func(f *cli.IntFlag) cli.Flag { return altsrc.NewIntFlag(f) }
+	dur := func(f *cli.DurationFlag) cli.Flag { return altsrc.NewDurationFlag(f) }
+	boolean := func(f *cli.BoolFlag) cli.Flag { return altsrc.NewBoolFlag(f) }
+	env := func(name string) []string { return []string{"SPYDER_" + name} }
+	hostname, _ := os.Hostname()
+	flags := []cli.Flag{
+		str(&cli.StringFlag{Name: "domains", Category: catQueue, TakesFile: true, EnvVars: env("DOMAINS"),
+			Usage: "seed the queue from this `FILE` first (one host per line, # comments; - for stdin)"}),
+		integer(&cli.IntFlag{Name: "concurrency", Value: defaultConcurrency, Category: catCrawl, EnvVars: env("CONCURRENCY"),
+			Usage: "hosts probed at once"}),
+		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "rate", Value: limiter.DefaultPerSecond, Category: catCrawl, EnvVars: env("RATE"),
+			Usage: "requests per second to one host (or apex, or IP: --limit-key)"}),
+		integer(&cli.IntFlag{Name: "burst", Value: limiter.DefaultBurst, Category: catCrawl, EnvVars: env("BURST"),
+			Usage: "requests to one host that may go out without waiting"}),
+		str(&cli.StringFlag{Name: "limit-key", Value: "host", Category: catCrawl, EnvVars: env("LIMIT_KEY"),
+			Usage: "what the rate applies to: `host`, apex (registrable domain) or ip (the server)"}),
+		boolean(&cli.BoolFlag{Name: "fleet-limiter", Category: catCrawl, EnvVars: env("FLEET_LIMITER"),
+			Usage: "with --redis, hold the rate across every probe of the fleet (falls back to a local limiter when Redis is away)"}),
+		dur(&cli.DurationFlag{Name: "lease", Value: queue.DefaultLeaseTTL, Category: catQueue, EnvVars: env("LEASE"),
+			Usage: "lease TTL: a host a crashed worker held is probed again after this"}),
+		integer(&cli.IntFlag{Name: "max-attempts", Value: queue.DefaultMaxAttempts, Category: catQueue, EnvVars: env("MAX_ATTEMPTS"),
+			Usage: "a host whose output failed (or whose lease expired) this many times goes to dead"}),
+		boolean(&cli.BoolFlag{Name: "continuous", Category: catCrawl, EnvVars: env("CONTINUOUS"),
+			Usage: "also enqueue every discovered host (name servers, mail exchangers, CNAME targets, links)"}),
+		integer(&cli.IntFlag{Name: "max-domains", Value: defaultMaxDomains, Category: catCrawl, EnvVars: env("MAX_DOMAINS"),
+			Usage: "with --continuous, stop enqueueing once the queue has seen this many hosts"}),
+		str(&cli.StringFlag{Name: "exclude-tlds", Value: strings.Join(crawl.DefaultExcludeTLDs, ","), Category: catCrawl, EnvVars: env("EXCLUDE_TLDS"),
+			Usage: "comma-separated top-level domains probed by DNS only (\"\" for none)"}),
+		str(&cli.StringFlag{Name: "ua", Category: catCrawl, EnvVars: env("UA"),
+			Usage: "user agent (default \"spyder/" + crawl.Version + " (+" + crawl.ProjectURL + ")\")"}),
+		str(&cli.StringFlag{Name: "resolver", Category: catCrawl, EnvVars: env("RESOLVER"),
+			Usage: "DNS server `IP:PORT` (default: the first nameserver of /etc/resolv.conf)"}),
+		boolean(&cli.BoolFlag{Name: "allow-private", Category: catCrawl, EnvVars: env("ALLOW_PRIVATE"),
+			Usage: "connect to loopback, private and link-local addresses too"}),
+		dur(&cli.DurationFlag{Name: "host-timeout", Value: crawl.DefaultHostTimeout, Category: catCrawl, EnvVars: env("HOST_TIMEOUT"),
+			Usage: "bound on one host's whole probe"}),
+		str(&cli.StringFlag{Name: "probe", Value: hostname, Category: catOutput, EnvVars: env("PROBE"),
+			Usage: "probe ID stamped on the output"}),
+		str(&cli.StringFlag{Name: "run", Value: defaultRunID, Category: catOutput, EnvVars: env("RUN"),
+			Usage: "run ID: each node and edge is written once per run; a new ID writes everything again"}),
+		str(&cli.StringFlag{Name: "out", Category: catOutput, TakesFile: true, EnvVars: env("OUT"),
+			Usage: "append output to this `FILE` (fsynced per batch) instead of stdout"}),
+		str(&cli.StringFlag{Name: "format", Value: sink.FormatBatch, Category: catOutput, EnvVars: env("FORMAT"),
+			Usage: "output format: batch (one batch object per line) or edges (one edge per line)"}),
+		str(&cli.StringFlag{Name: "ingest", Category: catOutput, EnvVars: env("INGEST"),
+			Usage: "POST each batch to this `URL` (retried; spooled in the store when it fails, replayed later)"}),
+		integer(&cli.IntFlag{Name: "ingest-retries", Value: 3, Category: catOutput, EnvVars: env("INGEST_RETRIES"),
+			Usage: "retries of a failed POST before the batch is spooled"}),
+		dur(&cli.DurationFlag{Name: "ingest-timeout", Value: 10 * time.Second, Category: catOutput, EnvVars: env("INGEST_TIMEOUT"),
+			Usage: "bound on one POST"}),
+		boolean(&cli.BoolFlag{Name: "exit-when-empty", Category: catOps, EnvVars: env("EXIT_WHEN_EMPTY"),
+			Usage: "with --redis, exit once nothing is pending or in flight (standalone always does)"}),
+		dur(&cli.DurationFlag{Name: "grace", Value: defaultGrace, Category: catOps, EnvVars: env("GRACE"),
+			Usage: "on SIGINT/SIGTERM, time given to in-flight hosts before the rest is handed back"}),
+		str(&cli.StringFlag{Name: "metrics-addr", Category: catOps, EnvVars: env("METRICS_ADDR"),
+			Usage: "serve Prometheus /metrics and /healthz on this `ADDR` (e.g. :9090)"}),
+		boolean(&cli.BoolFlag{Name: "progress", Category: catOps, EnvVars: env("PROGRESS"), Value: true,
+			Usage: "draw a progress line on stderr when it is a terminal"}),
+		// Hidden, for end-to-end tests against a simulated internet.
+		&cli.StringFlag{Name: "ca-file", Hidden: true, EnvVars: env("CA_FILE"), Usage: "extra root CA PEM file"},
+		&cli.StringFlag{Name: "dial-proxy", Hidden: true, EnvVars: env("DIAL_PROXY"),
+			Usage: "send every connection through this HTTP CONNECT proxy"},
+		// Hidden, for load tests: no env var, so no stray setting fakes a crawl.
+		&cli.BoolFlag{Name: "fake-probe", Hidden: true, Usage: "probe nothing: answer every host with a fixed result (a load test)"},
+	}
+	return append(backendFlags(), flags...)
+}

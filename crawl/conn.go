@@ -1,0 +1,126 @@
+package crawl
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+)
+
+// httpConn is one HTTP/1.1 connection (TLS for https) to one host, used for
+// one request after another while the server keeps it open.
+type httpConn struct {
+	scheme, host string
+	ip           netip.Addr
+	nc           net.Conn
+	br           *bufio.Reader
+	stop         func() bool
+	usable       bool
+}
+
+func (hc *httpConn) close() {
+	hc.stop()
+	hc.nc.Close()
+	hc.usable = false
+}
+
+// done finishes with resp: the rest of a short body is read so the
+// connection can carry the next request; a long one closes it.
+func (hc *httpConn) done(resp *http.Response) {
+	const drainMax = 64 << 10
+	n, err := io.CopyN(io.Discard, resp.Body, drainMax)
+	resp.Body.Close()
+	if !(err == io.EOF && n < drainMax) || resp.Close {
+		hc.close()
+	}
+}
+
+// conns holds the probe's open connections by scheme and host.
+type conns map[string]*httpConn
+
+func (cs conns) closeAll() {
+	for _, hc := range cs {
+		if hc.usable {
+			hc.close()
+		}
+	}
+}
+
+// connect dials addrs in turn (the next one only when a connect fails) and,
+// for https, completes a TLS handshake with SNI host without verifying the
+// certificate: the caller verifies it, so that a bad certificate is recorded
+// rather than lost.
+func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []netip.Addr) (*httpConn, *tls.ConnectionState, error) {
+	cctx, cancel := context.WithTimeout(ctx, p.c.cfg.ConnectTimeout)
+	defer cancel()
+	nc, ip, err := p.dialFirst(cctx, port, addrs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var state *tls.ConnectionState
+	if scheme == "https" {
+		if nc, state, err = handshake(cctx, nc, host); err != nil {
+			return nil, nil, err
+		}
+	}
+	if d, ok := ctx.Deadline(); ok {
+		nc.SetDeadline(d)
+	}
+	// Cancellation of ctx (not only its deadline) interrupts any I/O.
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, br: bufio.NewReaderSize(nc, 4096), stop: stop, usable: true}
+	return hc, state, nil
+}
+
+// dialFirst connects to the first of addrs on port that accepts, trying the
+// next only after a refusal or failure and never once cctx (the connect
+// timeout) has ended. When none connects the error is a timeout if cctx
+// ended, else a connect error with the last failure.
+func (p *probe) dialFirst(cctx context.Context, port string, addrs []netip.Addr) (net.Conn, netip.Addr, error) {
+	var nc net.Conn
+	var ip netip.Addr
+	var err error
+	for _, a := range addrs {
+		nc, err = p.c.cfg.Dial(cctx, "tcp", net.JoinHostPort(a.String(), port))
+		if err == nil {
+			ip = a
+			break
+		}
+		if cctx.Err() != nil {
+			break
+		}
+	}
+	if nc == nil {
+		if cctx.Err() != nil {
+			return nil, ip, &stepError{StatusTimeout, fmt.Errorf("connect: %w", err)}
+		}
+		return nil, ip, &stepError{StatusConnectError, err}
+	}
+	return nc, ip, nil
+}
+
+// reconnect opens a connection for a redirect hop or after the server
+// closed the previous one: to the probed host's own addresses, or to a
+// redirect target's, looked up and guarded like the probed host's.
+func (p *probe) reconnect(ctx context.Context, scheme, host, port string, own []netip.Addr) (*httpConn, error) {
+	addrs := own
+	if host != p.host {
+		all, err := p.c.resolver.lookupAddrs(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		if addrs = p.c.dialable(all); len(addrs) == 0 {
+			if len(all) == 0 {
+				return nil, &stepError{StatusNoAddress, fmt.Errorf("%s: %w", host, errNoAddress)}
+			}
+			return nil, &stepError{StatusPrivateAddress, fmt.Errorf("%s: %w", host, errNoAddress)}
+		}
+	}
+	hc, _, err := p.connect(ctx, scheme, host, port, addrs)
+	return hc, err
+}

@@ -1,0 +1,142 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+
+	"spyder/host"
+)
+
+// followPage fetches https://host/ and follows its redirects to the final
+// page, recording the page step exactly once. rules is the robots.txt
+// policy of the probed host; each hop to another host fetches that host's
+// robots.txt before requesting anything of it, and a hop its policy
+// disallows ends the chain. Connections are reused from open (by scheme,
+// host and port) while the server keeps them open.
+func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, rules *robots) {
+	u := &url.URL{Scheme: "https", Host: p.host, Path: "/"}
+	visited := map[string]bool{u.String(): true}
+	for hops := 0; ; hops++ {
+		name, err := host.Parse(u.Hostname())
+		if err != nil {
+			p.set(StepPage, StatusError, "redirect to "+err.Error())
+			return
+		}
+		cur := string(name)
+		hc, err := p.hopConn(ctx, open, u, cur, addrs)
+		if err != nil {
+			status, detail := classify(ctx, err, StatusConnectError)
+			p.set(StepPage, status, detail)
+			return
+		}
+		if rules == nil {
+			r, status, detail, err := p.robotsFor(ctx, hc)
+			if err != nil {
+				p.set(StepPage, status, "robots.txt of "+cur+": "+detail)
+				return
+			}
+			rules = r
+		}
+		path := requestPath(u)
+		if !rules.allowed(path) {
+			p.set(StepPage, StatusRobotsBlocked, cur+path)
+			return
+		}
+		resp, err := p.do(ctx, hc, path)
+		if err != nil {
+			status, detail := classify(ctx, err, StatusError)
+			p.set(StepPage, status, detail)
+			return
+		}
+		loc := redirectTo(resp)
+		if loc == "" {
+			p.page(ctx, hc, resp, u)
+			return
+		}
+		hc.done(resp)
+		next := p.nextHop(u, loc, hops, visited)
+		if next == nil {
+			return
+		}
+		if h, err := host.Parse(next.Hostname()); err == nil {
+			p.discover(string(h))
+			if h != name {
+				rules = nil
+			}
+		}
+		u = next
+	}
+}
+
+// hopConn returns an open connection for u (whose normalised host is
+// host): the one open holds for its scheme, host and port if the server has
+// kept it open, else a new one, stored in open. The port defaults to 443
+// for https and 80 for http.
+func (p *probe) hopConn(ctx context.Context, open conns, u *url.URL, host string, addrs []netip.Addr) (*httpConn, error) {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	key := u.Scheme + "://" + host + ":" + port
+	hc := open[key]
+	if hc == nil || !hc.usable {
+		var err error
+		hc, err = p.reconnect(ctx, u.Scheme, host, port, addrs)
+		if err != nil {
+			return nil, err
+		}
+		open[key] = hc
+	}
+	return hc, nil
+}
+
+// requestPath is the request target for u: its escaped path ("/" when
+// empty) and query, as robots.txt rules are matched against.
+func requestPath(u *url.URL) string {
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	return path
+}
+
+// redirectTo returns the Location of a 3xx response, or "" when resp is
+// not a redirect to follow (another code, or a 3xx without Location).
+func redirectTo(resp *http.Response) string {
+	code := resp.StatusCode
+	if loc := resp.Header.Get("Location"); code >= 300 && code < 400 && loc != "" {
+		return loc
+	}
+	return ""
+}
+
+// nextHop resolves the redirect from u to loc, the hops-th followed so
+// far, and returns the URL to request next without its fragment. It
+// returns nil, with the page step recorded, when loc is not an http(s)
+// URL, when following it would exceed MaxRedirects, or when the chain
+// comes back to a URL already visited (a loop); visited gains the new URL.
+func (p *probe) nextHop(u *url.URL, loc string, hops int, visited map[string]bool) *url.URL {
+	next, err := resolve(u, loc)
+	switch {
+	case err != nil || next.Scheme != "http" && next.Scheme != "https":
+		p.set(StepPage, StatusError, "bad redirect to "+strconv.Quote(loc))
+		return nil
+	case hops+1 > p.c.cfg.MaxRedirects:
+		p.set(StepPage, StatusTooManyRedirects, fmt.Sprintf("more than %d", p.c.cfg.MaxRedirects))
+		return nil
+	}
+	next.Fragment, next.RawFragment = "", ""
+	if visited[next.String()] {
+		p.set(StepPage, StatusTooManyRedirects, "loop at "+next.String())
+		return nil
+	}
+	visited[next.String()] = true
+	return next
+}

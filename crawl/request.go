@@ -1,0 +1,136 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// errCrawlDelay reports that the gap a host's Crawl-delay asks for does not
+// fit in what is left of the probe.
+var errCrawlDelay = errors.New("crawl: crawl-delay exceeds the host deadline")
+
+// do sends GET path on hc, after the host's Crawl-delay and the limiter
+// allow it, and reads the response header. The caller must call done.
+func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Response, error) {
+	if err := p.awaitTurn(ctx, hc); err != nil {
+		return nil, err
+	}
+	req := &http.Request{
+		Method:     http.MethodGet,
+		URL:        &url.URL{Scheme: hc.scheme, Host: hc.host, Opaque: path},
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Host:       hc.host,
+		Header: http.Header{
+			"User-Agent": {p.c.cfg.UserAgent},
+			"Accept":     {"text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"},
+		},
+	}
+	now := time.Now()
+	p.c.robots.sent(hc.host, now)
+	deadline := now.Add(p.c.cfg.RequestTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	hc.nc.SetDeadline(deadline) // for the body too, which the caller reads
+	if ctx.Err() != nil {
+		// Cancelled while the deadline was being moved: keep the
+		// cancellation's past deadline.
+		hc.nc.SetDeadline(time.Unix(1, 0))
+	}
+	if err := req.Write(hc.nc); err != nil {
+		hc.close()
+		return nil, fmt.Errorf("write request: %w", err)
+	}
+	resp, err := http.ReadResponse(hc.br, req)
+	if err != nil {
+		hc.close()
+		return nil, fmt.Errorf("read response: %w", err)
+	}
+	return resp, nil
+}
+
+// awaitTurn waits until a request to hc's host may go out: first for the
+// slot the host's Crawl-delay leaves us (failing at once when that slot is
+// past ctx's deadline), then for the limiter. Its errors are timeouts when
+// ctx ends or the limiter would outlast ctx's deadline, else plain errors.
+func (p *probe) awaitTurn(ctx context.Context, hc *httpConn) error {
+	now := time.Now()
+	if at := p.c.robots.reserve(hc.host, now); at.After(now) {
+		if d, ok := ctx.Deadline(); ok && at.After(d) {
+			return &stepError{StatusTimeout, errCrawlDelay}
+		}
+		t := time.NewTimer(at.Sub(now))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &stepError{StatusTimeout, ctx.Err()}
+		case <-t.C:
+		}
+	}
+	if l := p.c.cfg.Limiter; l != nil {
+		if err := l.Wait(ctx, p.c.cfg.LimitKey(hc.host, hc.ip)); err != nil {
+			// A limiter may give up at once when the wait would outlast
+			// ctx's deadline; that is a timeout too.
+			if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+				return &stepError{StatusTimeout, fmt.Errorf("limiter: %w", err)}
+			}
+			return &stepError{StatusError, fmt.Errorf("limiter: %w", err)}
+		}
+	}
+	return nil
+}
+
+// robotsFor returns the robots.txt policy of hc's host, from the cache or
+// fetched over hc.
+func (p *probe) robotsFor(ctx context.Context, hc *httpConn) (*robots, string, string, error) {
+	if r := p.c.robots.get(hc.host, time.Now()); r != nil {
+		return r, StatusOK, "cached", nil
+	}
+	resp, err := p.do(ctx, hc, "/robots.txt")
+	if err != nil {
+		status, detail := classify(ctx, err, StatusError)
+		if status == StatusTimeout {
+			return nil, status, detail, err
+		}
+		// Unreachable: RFC 9309 §2.3.1.4 says assume complete disallow.
+		p.c.robots.put(hc.host, denyAll, time.Now())
+		return denyAll, status, detail, nil
+	}
+	defer hc.done(resp)
+	var r *robots
+	status := StatusOK
+	switch c := resp.StatusCode; {
+	case c >= 200 && c < 300:
+		body := &capReader{r: resp.Body, n: robotsCap}
+		r = parseRobots(body)
+		if body.err != nil {
+			status, detail := classify(ctx, body.err, StatusError)
+			if status == StatusTimeout {
+				return nil, status, "reading robots.txt: " + detail, body.err
+			}
+			r, status = denyAll, StatusError // unreachable, in effect
+		}
+	case c >= 500:
+		r, status = denyAll, httpStatus(c)
+	default:
+		// 4xx means no robots.txt; a redirect is treated as unavailable
+		// too rather than followed (RFC 9309 allows either).
+		r, status = allowAll, httpStatus(c)
+	}
+	if ctx.Err() != nil {
+		return nil, StatusTimeout, "reading robots.txt", ctx.Err()
+	}
+	p.c.robots.put(hc.host, r, time.Now())
+	return r, status, "", nil
+}
+
+// httpStatus is the status of a step that ended with an unexpected HTTP
+// code: "http_" and the code, such as "http_404".
+func httpStatus(code int) string { return "http_" + strconv.Itoa(code) }

@@ -1,0 +1,88 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"spyder/limiter"
+	"spyder/store"
+)
+
+var _ store.Backend = (*Store)(nil)
+
+// pingTimeout bounds Connect's check that the server answers.
+const pingTimeout = 3 * time.Second
+
+var silenceOnce sync.Once
+
+// quiet drops go-redis's own log lines (one per failed dial): spyder
+// reports Redis trouble itself, in one line.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// Connect opens the queue under o.Key at addr (see [NewClient] for its
+// forms), after checking within a few seconds that the server answers. The
+// store owns the client it made and closes it in Close. Errors name the
+// server, with any password redacted.
+func Connect(ctx context.Context, addr string, o Options) (*Store, error) {
+	silenceOnce.Do(func() { redis.SetLogger(quiet{}) })
+	c, err := NewClient(addr)
+	if err != nil {
+		return nil, err
+	}
+	name := "redis " + redact(addr)
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		c.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s does not answer: %w", name, err)
+	}
+	s, err := Open(ctx, c, o)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s.name = name + " key " + s.base
+	s.ownsClient = true
+	return s, nil
+}
+
+// Emitted returns a new owner of the output seen set under the queue's key
+// (see [Emitted]: give each writer its own). It implements [store.Backend].
+func (s *Store) Emitted() (store.Emitted, error) {
+	return NewEmitted(s.c, s.base), nil
+}
+
+// Spool returns the spool under the queue's key, which every probe of the
+// fleet shares. It implements [store.Backend].
+func (s *Store) Spool() (store.Spool, error) {
+	return NewSpool(s.c, s.base), nil
+}
+
+// Limiters returns the fleet limiter under the queue's key, which falls
+// back to local while Redis is away. It implements [store.Backend].
+func (s *Store) Limiters(local *limiter.Local, rate float64, burst int, log *slog.Logger) limiter.Limiter {
+	return NewLimiter(s.c, s.base, rate, burst, local, log)
+}
+
+// Shared reports true: every probe of a fleet leases from the same Redis.
+// It implements [store.Backend].
+func (s *Store) Shared() bool { return true }
+
+// Name names the server and the queue's key for messages. It implements
+// [store.Backend].
+func (s *Store) Name() string {
+	if s.name == "" {
+		return "redis key " + s.base
+	}
+	return s.name
+}

@@ -1,0 +1,183 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"spyder/crawl"
+	"spyder/host"
+	"spyder/metrics"
+	"spyder/queue"
+	"spyder/worker"
+)
+
+// benchRun makes host names unique across benchmark iterations and calls, so
+// a queue can be reused without its seen set turning hosts into duplicates.
+var benchRun atomic.Int64
+
+func benchHosts(n int) []host.Name {
+	run := benchRun.Add(1)
+	hosts := make([]host.Name, n)
+	for i := range hosts {
+		hosts[i] = host.Name(fmt.Sprintf("h%d-%d.bench.example", run, i))
+	}
+	return hosts
+}
+
+// BenchSeed measures seeding: every iteration seeds hosts new host names in
+// one Seed call (the backend chunks it), with dedup against the seen set
+// that grows across iterations. It reports hosts/s.
+func BenchSeed(b *testing.B, q queue.Queue, hosts int) {
+	b.Helper()
+	ctx := context.Background()
+	var elapsed time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		in := benchHosts(hosts)
+		b.StartTimer()
+		start := time.Now()
+		res, err := q.Seed(ctx, in)
+		elapsed += time.Since(start)
+		if err != nil {
+			b.Fatalf("Seed() error: %v", err)
+		}
+		if res.Added != hosts {
+			b.Fatalf("Seed() added %d, want %d", res.Added, hosts)
+		}
+	}
+	b.ReportMetric(float64(hosts*b.N)/elapsed.Seconds(), "hosts/s")
+}
+
+// BenchLeaseAck measures the worker loop: every iteration seeds items hosts
+// (not timed), then workers goroutines each lease up to batch items at a
+// time and ack them until all are done: with batch 1 one item per call (as
+// the older spyder's workers did, one BRPOPLPUSH and one LREM per item);
+// with more, all a worker holds in one AckAll call.
+// It reports items/s (one item is one lease plus one ack) and fails if an
+// item is lost or acked twice.
+func BenchLeaseAck(b *testing.B, q queue.Queue, workers, batch, items int) {
+	b.Helper()
+	ctx := context.Background()
+	var elapsed time.Duration
+	for b.Loop() {
+		seedUntimed(b, q, items)
+		start := time.Now()
+		var (
+			taken, acked atomic.Int64
+			wg           sync.WaitGroup
+		)
+		for range workers {
+			wg.Go(func() {
+				for taken.Load() < int64(items) {
+					ls, err := q.Lease(ctx, batch, queue.DefaultLeaseTTL, 10*time.Millisecond)
+					if err != nil {
+						b.Errorf("Lease() error: %v", err)
+						return
+					}
+					taken.Add(int64(len(ls)))
+					n, err := benchAck(ctx, q, ls)
+					acked.Add(int64(n))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		elapsed += time.Since(start)
+		if got := acked.Load(); got != int64(items) {
+			b.Fatalf("acked %d items, want %d", got, items)
+		}
+	}
+	b.ReportMetric(float64(items*b.N)/elapsed.Seconds(), "items/s")
+}
+
+// benchAck acks ls (one by one when it holds one lease, as ack does) and
+// returns how many were acked; a lease reported lost is an error.
+func benchAck(ctx context.Context, q queue.Queue, ls []queue.Lease) (int, error) {
+	switch len(ls) {
+	case 0:
+		return 0, nil
+	case 1:
+		if err := ack(ctx, q, ls[0]); err != nil {
+			return 0, fmt.Errorf("Ack() error: %w", err)
+		}
+		return 1, nil
+	}
+	ok, err := q.AckAll(ctx, ls)
+	if err != nil {
+		return 0, fmt.Errorf("AckAll() error: %w", err)
+	}
+	n := 0
+	for _, held := range ok {
+		if held {
+			n++
+		}
+	}
+	if n < len(ls) {
+		return n, fmt.Errorf("AckAll() reported %d of %d leases lost", len(ls)-n, len(ls))
+	}
+	return n, nil
+}
+
+// BenchRunLoop measures the queue as spyder run drives it: the shipped
+// run loop (package worker) with Concurrency workers, over probes that
+// answer at once and an output that takes every result, so that what is
+// timed is the loop and the queue: one goroutine leasing for every free
+// slot, a goroutine per item, one acker acking all that are waiting in one
+// AckAll call, heartbeats and the reclaim check. Every iteration seeds
+// items hosts (not timed). It reports items/s and fails if an item is not
+// acked exactly once.
+func BenchRunLoop(b *testing.B, q queue.Queue, workers, items int) {
+	b.Helper()
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	cfg := worker.Config{
+		Concurrency: workers, LeaseTTL: queue.DefaultLeaseTTL, MaxAttempts: queue.DefaultMaxAttempts,
+		Grace: time.Minute, ExitWhenEmpty: true, ReclaimEvery: 30 * time.Second,
+	}
+	var elapsed time.Duration
+	for b.Loop() {
+		seedUntimed(b, q, items)
+		loop := worker.New(q, instantProbe{}, discardOutput{}, log, metrics.New(nil), cfg)
+		start := time.Now()
+		if err := loop.Run(ctx); err != nil {
+			b.Fatalf("Run() error: %v", err)
+		}
+		elapsed += time.Since(start)
+		if got := loop.Done(); got != int64(items) {
+			b.Fatalf("acked %d items, want %d", got, items)
+		}
+		if st := mustStats(b, q); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
+			b.Fatalf("after the run: %+v, want nothing pending, processing or dead", st)
+		}
+	}
+	b.ReportMetric(float64(items*b.N)/elapsed.Seconds(), "items/s")
+}
+
+// instantProbe answers every host at once with an empty result.
+type instantProbe struct{}
+
+func (instantProbe) ProbeHost(_ context.Context, h host.Name) *crawl.Result {
+	return &crawl.Result{Host: string(h)}
+}
+
+// discardOutput takes every result as durable at once.
+type discardOutput struct{}
+
+func (discardOutput) Add(context.Context, *crawl.Result) error { return nil }
+
+// seedUntimed seeds items new hosts with the benchmark timer stopped.
+func seedUntimed(b *testing.B, q queue.Queue, items int) {
+	b.StopTimer()
+	defer b.StartTimer()
+	if res, err := q.Seed(context.Background(), benchHosts(items)); err != nil || res.Added != items {
+		b.Fatalf("Seed() = %+v, %v; want %d added", res, err, items)
+	}
+}

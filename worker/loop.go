@@ -1,0 +1,144 @@
+// Package worker is the run loop a crawl probe runs: it leases hosts from
+// the queue, probes each, hands the result to the output and acknowledges
+// the host once its result is durable. Around that it keeps leases alive
+// (heartbeats), acks finished hosts in batches, reclaims the leases of
+// workers that died, notices a queue that lost its state, stops the whole
+// run when the store refuses writes, and on shutdown hands back in one step
+// what it did not finish.
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"spyder/crawl"
+	"spyder/host"
+	"spyder/metrics"
+	"spyder/queue"
+)
+
+// Prober probes one host; *crawl.Crawler is the one in use.
+type Prober interface {
+	ProbeHost(ctx context.Context, h host.Name) *crawl.Result
+}
+
+// Writer hands a result to the output and returns once it is durable;
+// *sink.Batcher is the one in use.
+type Writer interface {
+	Add(ctx context.Context, r *crawl.Result) error
+}
+
+// Loop limits.
+const (
+	maxLeaseBatch = 256             // items asked for in one Lease call
+	maxAckBatch   = 256             // leases acked in one AckAll call
+	leaseWait     = time.Second     // how long Lease waits on an empty queue
+	leaseRetry    = 2 * time.Second // pause after a failed Lease
+	maxLoggedHost = 100             // hosts listed in one log line
+)
+
+// Config is how a Loop works.
+type Config struct {
+	Concurrency   int           // hosts leased and not yet acked, at most
+	LeaseTTL      time.Duration // a lease not extended expires after this
+	MaxAttempts   int           // failures before a host goes to dead
+	Grace         time.Duration // time in-flight probes get on shutdown
+	ExitWhenEmpty bool          // return once nothing is pending or in flight
+	ReclaimEvery  time.Duration // how often expired leases are reclaimed
+
+	// Continuous queues discovered hosts while the queue has seen fewer
+	// than MaxDomains.
+	Continuous bool
+	MaxDomains int64
+}
+
+// Loop leases hosts from the queue and probes them with at most
+// Concurrency at once, until the queue is empty (ExitWhenEmpty) or its ctx
+// is cancelled. Its counters are safe to read while it runs.
+type Loop struct {
+	q     queue.Worker
+	probe Prober
+	out   Writer
+	log   *slog.Logger
+	m     *metrics.Set
+	cfg   Config
+
+	seen atomic.Int64 // hosts in the seen set, as last known
+	done atomic.Int64 // hosts acked by this process
+	// seenMax is the largest seen set checkState saw; a smaller one later
+	// means the queue lost its state.
+	seenMax atomic.Int64
+
+	enqMu    sync.Mutex // serialises enqueue
+	mu       sync.Mutex
+	inflight map[string]queue.Lease // by lease ID: leased, not yet acked or failed
+
+	// halt ends the run with an error no retry of a host can fix; set by
+	// Run.
+	halt context.CancelCauseFunc
+}
+
+// New returns a Loop over q that probes with p, writes to out, logs to log
+// and counts into m.
+func New(q queue.Worker, p Prober, out Writer, log *slog.Logger, m *metrics.Set, cfg Config) *Loop {
+	return &Loop{q: q, probe: p, out: out, log: log, m: m, cfg: cfg, inflight: map[string]queue.Lease{}}
+}
+
+// Done reports how many hosts this loop acknowledged.
+func (w *Loop) Done() int64 { return w.done.Load() }
+
+// NoteSeen tells the loop the queue's seen set holds n hosts (from a
+// Stats poll), so --max-domains counts hosts other probes queued too.
+func (w *Loop) NoteSeen(n int64) {
+	for {
+		cur := w.seen.Load()
+		if n <= cur || w.seen.CompareAndSwap(cur, n) {
+			return
+		}
+	}
+}
+
+// Inflight reports how many hosts are leased and not yet acked or failed.
+func (w *Loop) Inflight() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.inflight)
+}
+
+func (w *Loop) untrack(id string) {
+	w.mu.Lock()
+	delete(w.inflight, id)
+	w.mu.Unlock()
+}
+
+func (w *Loop) track(ls []queue.Lease) {
+	w.mu.Lock()
+	for _, l := range ls {
+		w.inflight[l.ID] = l
+	}
+	w.mu.Unlock()
+}
+
+// hostList names the hosts of ls for a log line, at most maxLoggedHost.
+func hostList(ls []queue.Lease) []string {
+	hs := make([]string, 0, min(len(ls), maxLoggedHost))
+	for i, l := range ls {
+		if i == maxLoggedHost {
+			hs = append(hs, "…")
+			break
+		}
+		hs = append(hs, string(l.Item.Host))
+	}
+	return hs
+}
+
+// clipHosts cuts hs to maxLoggedHost for a log line.
+func clipHosts(hs []string) []string {
+	if len(hs) > maxLoggedHost {
+		return append(hs[:maxLoggedHost:maxLoggedHost], "…")
+	}
+	return hs
+}

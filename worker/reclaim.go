@@ -1,0 +1,86 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"spyder/queue"
+)
+
+// reclaimLoop returns expired leases (of crashed workers) to pending now
+// and then every ReclaimEvery, and checks that the queue kept its state.
+func (w *Loop) reclaimLoop(ctx context.Context) {
+	t := time.NewTicker(w.cfg.ReclaimEvery)
+	defer t.Stop()
+	var seen int64
+	for {
+		seen = w.checkState(ctx, seen)
+		res, err := w.q.Reclaim(ctx, w.cfg.LeaseTTL, w.cfg.MaxAttempts)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			w.log.Warn("reclaim_error", "err", err)
+		default:
+			w.noteReclaimed(res)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// noteReclaimed logs and counts what one Reclaim moved.
+func (w *Loop) noteReclaimed(res queue.ReclaimResult) {
+	if n := len(res.Requeued) + len(res.Dead); n > 0 {
+		w.m.Reclaimed.Add(float64(n))
+		w.log.Info("lease_reclaimed", "count", n, "requeued", len(res.Requeued), "hosts", clipHosts(res.Requeued))
+	}
+	for _, h := range res.Dead {
+		w.m.Dead.Inc()
+		w.log.Error("item_dead", "host", h, "reason", "lease expired on its last attempt")
+	}
+}
+
+// checkState logs queue_state_lost when the queue's seen set is smaller than
+// when last checked (seen): spyder never removes a seen host, so the backend
+// lost its data, e.g. Redis restarted without persistence. The probe keeps
+// going on what is left; the line tells the operator to restore a
+// snapshot. It returns the size now (seen when the queue does not answer).
+func (w *Loop) checkState(ctx context.Context, seen int64) int64 {
+	st, err := w.q.Stats(ctx)
+	if err != nil {
+		return seen
+	}
+	if st.Seen > w.seenMax.Load() { // only this loop stores it
+		w.seenMax.Store(st.Seen)
+	}
+	if st.Seen < seen {
+		w.log.Error("queue_state_lost", "seen_before", seen, "seen_now", st.Seen, "pending", st.Pending, "processing", st.Processing,
+			"note", "the queue forgot hosts it had seen: Redis lost its data (restarted without persistence?); "+
+				"restore the last `spyder queue export` snapshot with `spyder queue import` (README: When Redis loses its data)")
+	}
+	return st.Seen
+}
+
+// releaseRest hands every lease still held back to pending in one step.
+func (w *Loop) releaseRest(bg context.Context, signalled bool) error {
+	w.mu.Lock()
+	rest := make([]queue.Lease, 0, len(w.inflight))
+	for _, l := range w.inflight {
+		rest = append(rest, l)
+	}
+	w.inflight = map[string]queue.Lease{}
+	w.mu.Unlock()
+	if len(rest) == 0 {
+		if signalled {
+			w.log.Info("shutdown_cleanup", "returned", 0, "hosts", []string{})
+		}
+		return nil
+	}
+	n, err := w.q.Release(bg, rest)
+	w.log.Info("shutdown_cleanup", "returned", n, "hosts", hostList(rest), "not_held", len(rest)-n)
+	return err
+}

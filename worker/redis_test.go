@@ -1,0 +1,140 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"spyder/crawl/crawltest"
+	"spyder/sink"
+	"spyder/store/redisstore"
+	"spyder/store/redisstore/redistest"
+)
+
+// TestLoop_EnqueueRefusedStopsBeforeAck: in continuous mode, when Redis
+// will not take the discovered hosts (over maxmemory), the host that found
+// them is not acked as done (its discoveries would be lost): the run stops
+// with the cause and its leases go back to pending, none failed or dead.
+func TestLoop_EnqueueRefusedStopsBeforeAck(t *testing.T) {
+	t.Parallel()
+	_, c, q := startRedisQueue(t)
+	var out bytes.Buffer
+	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
+	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 60, Seed: 24}, 10, &lockedSink{s: s}, 5*time.Second)
+	f.l.cfg.Continuous = true
+	f.l.seen.Store(10)
+	fillRedis(t, c)
+
+	err := f.l.Run(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "enqueue discovered hosts") || !strings.Contains(err.Error(), "OOM") {
+		t.Fatalf("Loop.Run = %v, want the enqueue's OOM error\n%s", err, f.logs)
+	}
+	st := f.stats(t)
+	if st.Dead != 0 || st.Processing != 0 || st.Seen != 10 || st.Pending+f.l.done.Load() != 10 {
+		t.Errorf("stats = %+v with %d done, want every seed done or pending again, none dead", st, f.l.done.Load())
+	}
+	if st.Pending == 0 {
+		t.Errorf("every seed acked; want those whose discoveries were refused left pending\n%s", f.logs)
+	}
+	for _, msg := range []string{"host_failed", "item_dead"} {
+		if n := strings.Count(f.logs.String(), `"msg":"`+msg+`"`); n > 0 {
+			t.Errorf("%d %s lines, want 0: Redis refusing writes is not the host's fault", n, msg)
+		}
+	}
+}
+
+// TestLoop_AckWaitsOutRedisRestart: probes that finish while Redis is down
+// ack once it is back, instead of giving up and leaving their hosts to be
+// probed again when the leases expire.
+func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
+	t.Parallel()
+	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) }) // as redisstore.Connect does
+	srv, _, q := startRedisQueue(t, "--appendonly", "yes", "--appendfsync", "always")
+	var out bytes.Buffer
+	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
+	const hosts = 20
+	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: hosts, Seed: 26, HTTPLatency: 400 * time.Millisecond}, hosts, &lockedSink{s: s}, 10*time.Second)
+	f.l.cfg.Concurrency = hosts
+	f.l.cfg.LeaseTTL = 30 * time.Second // past the test: an ack given up on would stall it
+
+	done := make(chan error, 1)
+	go func() { done <- f.l.Run(t.Context()) }()
+	waitFor(t, 10*time.Second, "half the hosts leased", func() bool { return f.stats(t).Processing >= hosts/2 })
+	srv.Stop()
+	waitFor(t, 20*time.Second, "acks failing", func() bool {
+		return strings.Contains(f.logs.String(), `"msg":"ack_retry"`) || strings.Contains(f.logs.String(), `"msg":"ack_error"`)
+	})
+	time.Sleep(time.Second) // the other probes finish and retry too
+	srv.Restart(t)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Loop.Run: %v\n%s", err, f.logs)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Loop.Run did not finish within 20s of Redis coming back\n%s", f.logs)
+	}
+	if n := f.l.done.Load(); n != hosts {
+		t.Errorf("done = %d, want %d", n, hosts)
+	}
+	for _, msg := range []string{"ack_error", "lease_lost", "lease_reclaimed"} {
+		if n := strings.Count(f.logs.String(), `"msg":"`+msg+`"`); n > 0 {
+			t.Errorf("%d %s lines, want 0: the acks were to wait Redis out\n%s", n, msg, f.logs)
+		}
+	}
+	if st := f.stats(t); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
+		t.Errorf("stats = %+v, want every host acked", st)
+	}
+}
+
+// silenceRedis sets quietRedis as go-redis's logger once.
+var silenceRedis sync.Once
+
+// quietRedis drops go-redis's own log lines (one per failed dial while the
+// server is down).
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
+// startRedisQueue starts a redis-server of the test's own with args and
+// opens the queue on it.
+func startRedisQueue(t *testing.T, args ...string) (*redistest.Server, *redis.Client, *redisstore.Store) {
+	t.Helper()
+	srv := redistest.Start(t, args...)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { c.Close() })
+	q, err := redisstore.Open(t.Context(), c, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return srv, c, q
+}
+
+// fillRedis makes the Redis of c refuse writes as a full one does: under
+// noeviction, with maxmemory below what it uses.
+func fillRedis(t *testing.T, c *redis.Client) {
+	t.Helper()
+	for _, kv := range [][2]string{{"maxmemory-policy", "noeviction"}, {"maxmemory", "100kb"}} {
+		if err := c.ConfigSet(context.Background(), kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitFor polls cond every 50ms until it holds, failing the test after d.
+func waitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,191 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"spyder/queue"
+	"spyder/store"
+)
+
+// Run works until done and returns after handing back what it did not
+// finish. Cancelling ctx is the shutdown signal: leasing stops, in-flight
+// probes get the grace period to finish, and the rest is released. A store
+// that refuses writes ends the run with that error (see haltError).
+func (w *Loop) Run(ctx context.Context) error {
+	bg := context.WithoutCancel(ctx)
+	ctx, w.halt = context.WithCancelCause(ctx)
+	defer w.halt(nil)
+	workCtx, cancelWork := context.WithCancel(bg)
+	defer cancelWork()
+
+	reclaimDone := make(chan struct{})
+	reclaimCtx, stopReclaim := context.WithCancel(ctx)
+	go func() {
+		defer close(reclaimDone)
+		w.reclaimLoop(reclaimCtx)
+	}()
+	defer func() { stopReclaim(); <-reclaimDone }()
+
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, w.cfg.Concurrency)
+	acks := make(chan queue.Lease, w.cfg.Concurrency)
+	ackDone := make(chan struct{})
+	go func() {
+		defer close(ackDone)
+		w.ackLoop(workCtx, bg, acks, sem)
+	}()
+	err := w.leaseLoop(ctx, workCtx, bg, sem, acks, &wg)
+	if herr := w.windDown(ctx, cancelWork); herr != nil {
+		err = herr
+	} else if ctx.Err() != nil {
+		t := time.AfterFunc(w.cfg.Grace, func() {
+			w.log.Warn("grace_expired", "in_flight", w.Inflight())
+			cancelWork()
+		})
+		defer t.Stop()
+	}
+	wg.Wait()
+	close(acks)
+	<-ackDone
+	if rerr := w.releaseRest(bg, ctx.Err() != nil); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// haltError is the cause the loop's context is cancelled with when the run
+// must stop on an error (a signal cancels it with another).
+type haltError struct{ error }
+
+// windDown says why leasing stopped. A halted run cancels the work at once
+// (what is in flight would fail the same way) and returns the halt's
+// error; a signalled one logs the shutdown and returns nil, leaving the
+// work its grace period.
+func (w *Loop) windDown(ctx context.Context, cancelWork func()) error {
+	var h haltError
+	switch {
+	case errors.As(context.Cause(ctx), &h):
+		w.log.Error("halt", "in_flight", w.Inflight(), "err", h.error)
+		cancelWork()
+		return h.error
+	case ctx.Err() != nil:
+		w.log.Info("shutdown", "in_flight", w.Inflight(), "grace", w.cfg.Grace.String())
+	}
+	return nil
+}
+
+// leaseLoop leases while there is room and work, starting one goroutine per
+// leased item. A slot of sem is taken per lease and freed once the lease is
+// acked (by ackLoop), failed or left for releaseRest.
+func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, acks chan<- queue.Lease, wg *sync.WaitGroup) error {
+	var downSince time.Time // first failed Lease of an outage
+	for {
+		n, ok := takeSlots(ctx, sem)
+		if !ok {
+			return nil
+		}
+		leases, err := w.q.Lease(ctx, n, w.cfg.LeaseTTL, leaseWait)
+		for i := len(leases); i < n; i++ {
+			<-sem
+		}
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
+				return errOrNil(ctx, err)
+			}
+			if downSince.IsZero() {
+				downSince = time.Now()
+			}
+			w.log.Warn("lease_error", "err", err, "retry_in", leaseRetry.String())
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(leaseRetry):
+			}
+			continue
+		}
+		if !downSince.IsZero() {
+			w.log.Info("queue_reachable", "down_for", time.Since(downSince).Round(time.Millisecond).String())
+			downSince = time.Time{}
+		}
+		if len(leases) == 0 {
+			if done, err := w.finished(ctx); done {
+				return err
+			}
+			continue
+		}
+		w.start(workCtx, bg, leases, sem, acks, wg)
+	}
+}
+
+// errOrNil is nil when ctx ended (a shutdown, not an error), else err.
+func errOrNil(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// takeSlots waits for one free slot of sem and takes as many more as are
+// free, up to maxLeaseBatch; false means ctx ended first.
+func takeSlots(ctx context.Context, sem chan struct{}) (int, bool) {
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return 0, false
+	}
+	n := 1
+	for n < maxLeaseBatch {
+		select {
+		case sem <- struct{}{}:
+			n++
+		default:
+			return n, true
+		}
+	}
+	return n, true
+}
+
+// start tracks leases and probes each in a goroutine of its own; a probe
+// that does not hand its lease to acks frees its slot itself.
+func (w *Loop) start(workCtx, bg context.Context, leases []queue.Lease, sem chan struct{}, acks chan<- queue.Lease, wg *sync.WaitGroup) {
+	w.m.Leased.Add(float64(len(leases)))
+	w.track(leases)
+	for _, l := range leases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !w.work(workCtx, bg, l, acks) {
+				<-sem
+			}
+		}()
+	}
+}
+
+// finished reports whether an empty lease means the run is over: with
+// ExitWhenEmpty, nothing this loop holds and nothing pending or in flight
+// anywhere. An empty queue that forgot hosts is not a finished crawl: it
+// ends the run with an error saying so instead of exiting 0.
+func (w *Loop) finished(ctx context.Context) (bool, error) {
+	if !w.cfg.ExitWhenEmpty || w.Inflight() != 0 {
+		return false, nil
+	}
+	st, err := w.q.Stats(ctx)
+	if err != nil || st.Pending != 0 || st.Processing != 0 {
+		return false, nil
+	}
+	if most := w.seenMax.Load(); st.Seen < most {
+		return true, fmt.Errorf("the queue is empty but lost its state: it has seen %d hosts, %d earlier (Redis restarted without its data?); "+
+			"restore the last `spyder queue export` snapshot with `spyder queue import` and start again", st.Seen, most)
+	}
+	return true, nil
+}
+
+// writesRefused reports whether err says the store of the output will take
+// no write until someone acts (see [store.ErrWritesRefused]).
+func writesRefused(err error) bool {
+	return errors.Is(err, store.ErrWritesRefused)
+}

@@ -1,0 +1,121 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"spyder/host"
+	"spyder/queue"
+)
+
+// work probes one leased host, writes its result and hands the lease to
+// acks, reporting true; ackLoop then acks it and frees its slot. A probe
+// that the shutdown cut short leaves its lease tracked, for releaseRest.
+func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- queue.Lease) bool {
+	w.m.Inflight.Inc()
+	defer w.m.Inflight.Dec()
+
+	hbCtx, stopHB := context.WithCancel(ctx)
+	hbDone := make(chan queue.Lease, 1)
+	go func() { hbDone <- w.heartbeat(hbCtx, bg, l) }()
+	endHeartbeat := func() queue.Lease { stopHB(); return <-hbDone }
+
+	res := w.probe.ProbeHost(ctx, l.Item.Host)
+	if ctx.Err() != nil { // cut short by the shutdown: released, not written
+		endHeartbeat()
+		return false
+	}
+	// A finished probe is written even when the grace period ends
+	// meanwhile: its batch is due within the batcher's delay, and releasing
+	// it now could write it twice.
+	err := w.out.Add(bg, res)
+	l = endHeartbeat()
+	if err != nil {
+		err = fmt.Errorf("output: %w", err)
+	} else if w.cfg.Continuous && len(res.Discovered) > 0 {
+		// Before the ack: hosts found but not queued would be lost.
+		if err = w.enqueue(bg, res.Discovered); err != nil {
+			err = fmt.Errorf("enqueue discovered hosts: %w", err)
+		}
+	}
+	switch {
+	case err != nil && writesRefused(err):
+		// Not the host's fault, and every other host would fail alike:
+		// stop the run rather than fail each host to dead. The lease
+		// stays tracked and is released.
+		w.halt(haltError{err})
+		return false
+	case err != nil:
+		w.fail(bg, l, err.Error())
+		return false
+	}
+	acks <- l
+	return true
+}
+
+// heartbeat extends l every third of the lease TTL until ctx ends, and
+// returns the lease as last extended.
+func (w *Loop) heartbeat(ctx, bg context.Context, l queue.Lease) queue.Lease {
+	t := time.NewTicker(max(w.cfg.LeaseTTL/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return l
+		case <-t.C:
+		}
+		nl, err := w.q.Extend(bg, l, w.cfg.LeaseTTL)
+		switch {
+		case errors.Is(err, queue.ErrLeaseLost):
+			w.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID, "during", "heartbeat")
+			return l
+		case err != nil:
+			w.log.Warn("extend_error", "host", l.Item.Host, "err", err)
+		default:
+			l = nl
+		}
+	}
+}
+
+// fail hands a host whose result could not be written back to the queue.
+func (w *Loop) fail(bg context.Context, l queue.Lease, reason string) {
+	w.untrack(l.ID)
+	w.m.Failed.Inc()
+	err := w.q.Fail(bg, l, reason, w.cfg.MaxAttempts)
+	switch {
+	case errors.Is(err, queue.ErrLeaseLost):
+		w.log.Warn("lease_lost", "host", l.Item.Host, "during", "fail")
+	case err != nil:
+		w.log.Error("fail_error", "host", l.Item.Host, "err", err)
+	case l.Item.Attempt+1 >= w.cfg.MaxAttempts:
+		w.m.Dead.Inc()
+		w.log.Error("item_dead", "host", l.Item.Host, "attempts", l.Item.Attempt+1, "reason", reason)
+	default:
+		w.log.Warn("host_failed", "host", l.Item.Host, "attempt", l.Item.Attempt+1, "reason", reason)
+	}
+}
+
+// enqueue seeds the hosts a probe discovered, within MaxDomains. Calls are
+// serialised so that workers together stay within the bound (in a fleet
+// each probe keeps it on its own view of the seen count). On error the
+// host is not acked: it is failed and probed again, or the run stops.
+func (w *Loop) enqueue(bg context.Context, hosts []host.Name) error {
+	w.enqMu.Lock()
+	defer w.enqMu.Unlock()
+	room := w.cfg.MaxDomains - w.seen.Load()
+	if room <= 0 {
+		return nil
+	}
+	if int64(len(hosts)) > room {
+		hosts = hosts[:room]
+	}
+	res, err := w.q.Seed(bg, hosts)
+	if err != nil {
+		return err
+	}
+	w.seen.Add(int64(res.Added))
+	w.m.Discovered.Add(float64(res.Added))
+	return nil
+}
