@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"spyder/crawl"
+	"spyder/host"
 )
 
 var fixtureRecords = []string{
@@ -311,7 +312,7 @@ func TestCrawler_Probe_Nodes(t *testing.T) {
 	if cert.SubjectCN != "a.example.com" || cert.IssuerCN != "fixture CA" || !cert.Verified || len(cert.SANs) != len(fixtureCertNames) {
 		t.Errorf("cert node = %+v", cert)
 	}
-	wantDisc := []string{"ns1.dnshost.net", "mail.mx.org", "b.example.net", "www.example.com", "img.cdn.io"}
+	wantDisc := []host.Name{"ns1.dnshost.net", "mail.mx.org", "b.example.net", "www.example.com", "img.cdn.io"}
 	if diff := cmp.Diff(wantDisc, r.Discovered); diff != "" {
 		t.Errorf("Discovered (-want +got):\n%s", diff)
 	}
