@@ -518,7 +518,7 @@ func countSource(es []crawl.Edge, src string) int {
 	return n
 }
 
-// BenchmarkReferenceCrawl crawls the performance world (10,000
+// BenchmarkReferenceCrawl crawls the performance world (10,000
 // hosts, 20 ms DNS and 50 ms HTTP latency, 3% slow) with the reference
 // crawler, a minimal client (parallel DNS, one handshake, robots.txt and
 // the page), as a baseline for the crawl package's figures on the same

@@ -59,7 +59,7 @@ func TestPlanIsDeterministic(t *testing.T) {
 }
 
 // TestWorldMix checks that a world of the size the crawl tests use holds
-// every hard case the issue lists, and every edge type.
+// every hard case the world holds, and every edge type.
 func TestWorldMix(t *testing.T) {
 	p, err := newPlan(Options{Hosts: 2000, Seed: 1, SlowFraction: 0.03})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"spyder/store/storetest"
 )
 
-// BenchmarkLeaseAck is the target: 256 workers leasing and acking
+// BenchmarkLeaseAck times the queue's hot path: 256 workers leasing and acking
 // 100,000 items, fsync on: each worker leasing and acking one item at a
 // time (batch=1), up to 64 at a time with one AckAll (batch=64), and as
 // spyder run drives the queue (see storetest.BenchRunLoop).

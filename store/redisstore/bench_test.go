@@ -24,15 +24,14 @@ import (
 //     acking it (storetest.BenchLeaseAck, which the bbolt backend runs too):
 //     every item costs its worker two waits for a shared script call;
 //   - redisstore/batch=64: each worker leasing up to 64 items per call and
-//     acking them in one AckAll call, as the sketch leased 64 items
-//     per script call;
-//   - redisstore/spyder-run: this backend as spyder run drives it
-//     (storetest.BenchRunLoop): one goroutine leasing for every free slot of
-//     256, a goroutine per item, and one acker acking what is finished in
-//     AckAll calls;
-//   - original: the original protocol as the baseline, BRPOPLPUSH then LREM
-//     on {base}:processing, one item per round trip, with the go-redis
-//     default pool as the original had, and again with a pool of 256.
+//     acking them in one AckAll call;
+//   - redisstore/spyder-run: this backend under spyder run's own loop
+//     (storetest.BenchRunLoop runs worker.Loop with 256 slots and probes
+//     that answer at once);
+//   - original: the older spyder's list protocol as the baseline,
+//     BRPOPLPUSH then LREM on {base}:processing, one item per round trip,
+//     with the go-redis default pool as it had, and again with a pool of
+//     256.
 //
 // Besides items/s it reports server-µs/item and client-µs/item, the CPU
 // time per item of the redis-server and of this process, both including the
