@@ -35,11 +35,7 @@ func (s *Store) Emitted() (store.Emitted, error) {
 
 // newEmitted returns the seen set kept in db, creating its bucket if needed.
 func newEmitted(db *bbolt.DB) (*Emitted, error) {
-	err := db.Update(func(tx *bbolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketEmitted)
-		if err != nil {
-			return err
-		}
+	err := ensureBucket(db, bucketEmitted, "emitted", func(b *bbolt.Bucket) error {
 		// Mark would fail for every batch of a run whose name holds a value
 		// instead of a bucket, and every host would go to dead for it.
 		return b.ForEach(func(k, v []byte) error {
@@ -50,7 +46,7 @@ func newEmitted(db *bbolt.DB) (*Emitted, error) {
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create emitted bucket: %w", namingFile(db.Path(), err))
+		return nil, err
 	}
 	return &Emitted{db: db}, nil
 }

@@ -35,11 +35,7 @@ func (s *Store) Spool() (store.Spool, error) {
 
 // newSpool returns the spool kept in db, creating its bucket if needed.
 func newSpool(db *bbolt.DB) (*Spool, error) {
-	err := db.Update(func(tx *bbolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketSpool)
-		if err != nil {
-			return err
-		}
+	err := ensureBucket(db, bucketSpool, "spool", func(b *bbolt.Bucket) error {
 		// Peek would hand out a nested bucket as an empty batch that
 		// Remove cannot delete, blocking the spool for good.
 		if n := b.Stats().BucketN - 1; n > 0 {
@@ -48,7 +44,7 @@ func newSpool(db *bbolt.DB) (*Spool, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create spool bucket: %w", namingFile(db.Path(), err))
+		return nil, err
 	}
 	return &Spool{db: db}, nil
 }

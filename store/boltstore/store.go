@@ -303,6 +303,24 @@ func namingFile(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
+// ensureBucket creates the bucket name in db if needed and runs check on
+// it, in one transaction: a bucket another program spoiled is reported when
+// it is opened, naming the file, rather than failing every later write.
+// what names the bucket's use in the error.
+func ensureBucket(db *bbolt.DB, name []byte, what string, check func(*bbolt.Bucket) error) error {
+	err := db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(name)
+		if err != nil {
+			return err
+		}
+		return check(b)
+	})
+	if err != nil {
+		return fmt.Errorf("create %s bucket: %w", what, namingFile(db.Path(), err))
+	}
+	return nil
+}
+
 // update runs fn in a read-write transaction of db. An error of the commit
 // itself, not of fn, comes back as a *writeError.
 func update(db *bbolt.DB, fn func(*bbolt.Tx) error) error {
