@@ -62,7 +62,7 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	start := time.Now()
-	runErr := r.run(ctx, b, stderr, cfg.progress && isTerminal(c.App.ErrWriter))
+	runErr := r.run(ctx, stderr, cfg.progress && isTerminal(c.App.ErrWriter))
 	if err := r.close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -99,8 +99,7 @@ type running struct {
 	m       *metrics.Set
 	log     *slog.Logger
 	batcher *sink.Batcher
-	closes  []func() error // the limiter, the metrics server, the outputs
-	closed  bool
+	closes  []func() error // the limiter, the metrics server, the outputs; nil once closed
 }
 
 // wire builds the limiter, the probe, the metrics, the outputs and the
@@ -158,13 +157,13 @@ func newProbe(cfg runConfig, lim limiter.Limiter, log *slog.Logger) (worker.Prob
 
 // run runs the loop with the progress line and metrics polling beside it,
 // then flushes the output.
-func (r *running) run(ctx context.Context, b store.Backend, stderr *lineWriter, progress bool) error {
+func (r *running) run(ctx context.Context, stderr *lineWriter, progress bool) error {
 	bg := context.WithoutCancel(ctx)
-	if st, err := b.Stats(ctx); err == nil {
+	if st, err := r.q.Stats(ctx); err == nil {
 		r.loop.NoteSeen(st.Seen)
 		r.m.ObserveQueue(st)
-		if !b.Shared() && st.Pending == 0 && st.Processing == 0 {
-			r.log.Warn("nothing_to_do", "queue", b.Name(), "dead", st.Dead,
+		if !r.q.Shared() && st.Pending == 0 && st.Processing == 0 {
+			r.log.Warn("nothing_to_do", "queue", r.q.Name(), "dead", st.Dead,
 				"note", "nothing is pending: give --domains, or see `spyder queue dead list`")
 		}
 	}
@@ -190,13 +189,11 @@ func (r *running) run(ctx context.Context, b store.Backend, stderr *lineWriter, 
 // close closes what wire opened, last first, once; it returns the first
 // error.
 func (r *running) close() error {
-	if r.closed {
-		return nil
-	}
-	r.closed = true
+	closes := r.closes
+	r.closes = nil
 	var first error
-	for i := len(r.closes) - 1; i >= 0; i-- {
-		if err := r.closes[i](); err != nil && first == nil {
+	for i := len(closes) - 1; i >= 0; i-- {
+		if err := closes[i](); err != nil && first == nil {
 			first = err
 		}
 	}

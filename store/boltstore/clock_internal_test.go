@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"spyder/host"
+	"spyder/store/storetest"
 )
 
 // stepClock is a wall clock and a monotonic clock moved by hand apart: Step
@@ -99,7 +100,7 @@ func TestStore_Reclaim_WallClockStep(t *testing.T) {
 		t.Errorf("Extend() deadline = %v, want %v (30s elapsed + 1m)", l0.Deadline, want)
 	}
 	ls[0] = l0
-	if err := ack(ctx, s, ls[1]); err != nil {
+	if err := storetest.Ack(ctx, s, ls[1]); err != nil {
 		t.Errorf("Ack() after the jump: %v", err)
 	}
 	ls = ls[1:]

@@ -11,6 +11,7 @@ import (
 
 	"spyder/host"
 	"spyder/queue"
+	"spyder/store/storetest"
 )
 
 // mustMatchBuckets checks the kept sizes against a walk of the buckets.
@@ -60,8 +61,8 @@ func TestCounts_FollowEveryChange(t *testing.T) {
 	step("Seed", err)
 	ls, err := s.Lease(ctx, 20, time.Minute, 0)
 	step("Lease", err)
-	step("Ack", ack(ctx, s, ls[0]))
-	if err := ack(ctx, s, ls[0]); err == nil {
+	step("Ack", storetest.Ack(ctx, s, ls[0]))
+	if err := storetest.Ack(ctx, s, ls[0]); err == nil {
 		t.Fatal("second Ack succeeded")
 	}
 	step("Ack again", nil)

@@ -15,6 +15,7 @@ import (
 	"spyder/host"
 	"spyder/queue"
 	"spyder/store/boltstore"
+	"spyder/store/storetest"
 )
 
 // crashChildEnv names the file a child worker process opens; see
@@ -69,7 +70,7 @@ func TestStore_CrashChild(t *testing.T) {
 						}
 						continue
 					}
-					if err := ack(ctx, s, l); err != nil {
+					if err := storetest.Ack(ctx, s, l); err != nil {
 						fmt.Println("ack:", err)
 						os.Exit(2)
 					}
@@ -214,7 +215,7 @@ func TestStore_ReopenAfterKill(t *testing.T) {
 			break
 		}
 		for _, l := range ls {
-			if err := ack(context.Background(), s, l); err != nil {
+			if err := storetest.Ack(context.Background(), s, l); err != nil {
 				t.Fatalf("Ack() error: %v", err)
 			}
 		}

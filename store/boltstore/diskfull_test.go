@@ -21,6 +21,7 @@ import (
 	"spyder/queue"
 	"spyder/store"
 	"spyder/store/boltstore"
+	"spyder/store/storetest"
 )
 
 // These tests take the disk away from under a working store: the file may
@@ -159,7 +160,7 @@ func faultWork(s *boltstore.Store, sp store.Spool, load faultLoad, say0 func(str
 							return
 						}
 					}
-					err := ack(ctx, s, l)
+					err := storetest.Ack(ctx, s, l)
 					switch {
 					case errors.Is(err, queue.ErrLeaseLost):
 						// Only this process leases: the lease was
@@ -208,7 +209,7 @@ func faultWork(s *boltstore.Store, sp store.Spool, load faultLoad, say0 func(str
 		say("bad Lease() error after the fault does not match store.ErrWritesRefused and queue.ErrClosed: " + oneLine(err))
 	}
 	if err == nil && len(ls) == 1 {
-		err := ack(ctx, s, ls[0])
+		err := storetest.Ack(ctx, s, ls[0])
 		if errors.Is(err, queue.ErrLeaseLost) {
 			say("lost " + string(ls[0].Item.Host))
 		} else if err == nil {
@@ -387,7 +388,7 @@ func checkReopen(t *testing.T, path string, hosts []host.Name, log *faultLog) {
 				t.Errorf("%s leased again after it was acked", l.Item.Host)
 			}
 			wg.Go(func() {
-				if err := ack(ctx, s, l); err != nil {
+				if err := storetest.Ack(ctx, s, l); err != nil {
 					t.Errorf("Ack() after the fault: %v", err)
 				}
 			})

@@ -1,11 +1,9 @@
 package boltstore_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
-	"spyder/queue"
 	"spyder/store"
 	"spyder/store/boltstore"
 	"spyder/store/storetest"
@@ -38,17 +36,4 @@ func TestStore_Conformance(t *testing.T) {
 			return mustOpenAt(t, b.Name(), boltstore.Options{NoSync: true})
 		},
 	})
-}
-
-// ack acks one lease with AckAll, reporting a lost lease as
-// queue.ErrLeaseLost, as the one-lease Ack the queue no longer has did.
-func ack(ctx context.Context, s *boltstore.Store, l queue.Lease) error {
-	ok, err := s.AckAll(ctx, []queue.Lease{l})
-	if err != nil {
-		return err
-	}
-	if !ok[0] {
-		return queue.ErrLeaseLost
-	}
-	return nil
 }

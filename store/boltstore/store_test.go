@@ -16,6 +16,7 @@ import (
 	"spyder/host"
 	"spyder/queue"
 	"spyder/store/boltstore"
+	"spyder/store/storetest"
 )
 
 func TestOpen_NotABoltFile(t *testing.T) {
@@ -110,7 +111,7 @@ func TestStore_ReopenKeepsOrderAndLeaseIDs(t *testing.T) {
 	if diff := cmp.Diff([]string{"b.com", "c.com"}, hosts); diff != "" {
 		t.Errorf("Lease() after reopen (-want +got):\n%s", diff)
 	}
-	if err := ack(ctx, s, first[0]); err != nil {
+	if err := storetest.Ack(ctx, s, first[0]); err != nil {
 		t.Errorf("Ack() of a lease taken before reopen: %v", err)
 	}
 }

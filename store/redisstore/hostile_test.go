@@ -297,7 +297,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 				held = append(held, ls...)
 				return err
 			})
-			acked := do("Ack", func() error { return ack(cctx, s, held[0]) })
+			acked := do("Ack", func() error { return storetest.Ack(cctx, s, held[0]) })
 			failed := do("Fail", func() error { return s.Fail(cctx, held[1], "boom", 3) })
 			do("Reclaim", func() error { _, err := s.Reclaim(cctx, time.Minute, 3); return err })
 			released := do("Release", func() error { _, err := s.Release(cctx, held[2:]); return err })
@@ -323,7 +323,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 				t.Errorf("Seed() after a failed Seed added %d, want 2: the failed Seed marked hosts seen without queueing them", res.Added)
 			}
 			if !acked {
-				if err := ack(ctx, s, held[0]); err != nil {
+				if err := storetest.Ack(ctx, s, held[0]); err != nil {
 					t.Fatalf("Ack() after the key was put back: %v", err)
 				}
 			}

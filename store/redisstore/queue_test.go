@@ -6,7 +6,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/queue"
 	"spyder/store"
 	"spyder/store/redisstore"
 	"spyder/store/redisstore/redistest"
@@ -51,17 +50,4 @@ func MustOpenAt(tb testing.TB, addr, base string, opts *redisstore.Options) *red
 	}
 	tb.Cleanup(func() { s.Close() })
 	return s
-}
-
-// ack acks one lease with AckAll, reporting a lost lease as
-// queue.ErrLeaseLost, as the one-lease Ack the queue no longer has did.
-func ack(ctx context.Context, s *redisstore.Store, l queue.Lease) error {
-	ok, err := s.AckAll(ctx, []queue.Lease{l})
-	if err != nil {
-		return err
-	}
-	if !ok[0] {
-		return queue.ErrLeaseLost
-	}
-	return nil
 }

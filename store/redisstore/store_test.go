@@ -18,6 +18,7 @@ import (
 	"spyder/queue"
 	"spyder/store/redisstore"
 	"spyder/store/redisstore/redistest"
+	"spyder/store/storetest"
 )
 
 // clock is a hand-moved clock for Options.Now.
@@ -91,7 +92,7 @@ func TestStore_Lease_HandPushedItem(t *testing.T) {
 		}
 	}
 	for _, l := range ls {
-		if err := ack(ctx, s, l); err != nil {
+		if err := storetest.Ack(ctx, s, l); err != nil {
 			t.Errorf("Ack() error: %v", err)
 		}
 	}
@@ -216,7 +217,7 @@ func TestStore_Lease_UndecodableGoesDead(t *testing.T) {
 	if st, err := s.Stats(ctx); err != nil || st.Pending != 0 || st.Processing != 1 || st.Dead != int64(len(bad)) {
 		t.Errorf("Stats() = %+v, %v; want 0 pending, 1 processing, %d dead", st, err, len(bad))
 	}
-	if err := ack(ctx, s, l); err != nil {
+	if err := storetest.Ack(ctx, s, l); err != nil {
 		t.Errorf("Ack() error: %v", err)
 	}
 }
@@ -299,7 +300,7 @@ func TestStore_RedisRestart(t *testing.T) {
 	)
 	ackOne := func(l queue.Lease) {
 		for ctx.Err() == nil {
-			err := ack(ctx, s, l)
+			err := storetest.Ack(ctx, s, l)
 			mu.Lock()
 			switch {
 			case err == nil:
@@ -446,7 +447,7 @@ func TestStore_Stats_LeaseAgeOnInjectedClock(t *testing.T) {
 	if err != nil || !cmp.Equal(r.Requeued, []string{"a.com"}) {
 		t.Errorf("Reclaim() = %+v, %v; want a.com requeued", r, err)
 	}
-	if err := ack(ctx, s, l); !errors.Is(err, queue.ErrLeaseLost) {
+	if err := storetest.Ack(ctx, s, l); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Ack(reclaimed lease) error = %v, want ErrLeaseLost", err)
 	}
 }
@@ -485,7 +486,7 @@ func TestOpen_ACLUser(t *testing.T) {
 		t.Fatalf("Seed() error: %v", err)
 	}
 	l := mustLeaseOne(t, s, time.Minute)
-	if err := ack(ctx, s, l); err != nil {
+	if err := storetest.Ack(ctx, s, l); err != nil {
 		t.Errorf("Ack() error: %v", err)
 	}
 	if _, err := s.Reclaim(ctx, time.Minute, 3); err != nil {

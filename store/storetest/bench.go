@@ -105,7 +105,7 @@ func benchAck(ctx context.Context, q queue.Queue, ls []queue.Lease) (int, error)
 	case 0:
 		return 0, nil
 	case 1:
-		if err := ack(ctx, q, ls[0]); err != nil {
+		if err := Ack(ctx, q, ls[0]); err != nil {
 			return 0, fmt.Errorf("Ack() error: %w", err)
 		}
 		return 1, nil

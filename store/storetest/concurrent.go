@@ -50,7 +50,7 @@ func testConcurrent(t *testing.T, q queue.Queue) {
 						continue
 					}
 					leased[i].Add(1)
-					if err := ack(ctx, q, l); err != nil {
+					if err := Ack(ctx, q, l); err != nil {
 						t.Errorf("Ack(%s) error: %v", l.Item.Host, err)
 						continue
 					}
@@ -96,7 +96,7 @@ func Drain(tb testing.TB, q queue.Queue) map[string]int {
 			return acked
 		}
 		for _, l := range ls {
-			if err := ack(ctx, q, l); err != nil {
+			if err := Ack(ctx, q, l); err != nil {
 				tb.Fatalf("Ack(%s) error: %v", l.Item.Host, err)
 			}
 			acked[string(l.Item.Host)]++

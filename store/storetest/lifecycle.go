@@ -29,7 +29,7 @@ func testAckTwice(t *testing.T, q queue.Queue) {
 	mustSeed(t, q, "a.com")
 	l := mustLeaseOne(t, q, long)
 	mustAck(t, q, l)
-	if err := ack(context.Background(), q, l); !isLeaseLost(err) {
+	if err := Ack(context.Background(), q, l); !isLeaseLost(err) {
 		t.Errorf("second Ack() error = %v, want ErrLeaseLost", err)
 	}
 	if _, err := q.Extend(context.Background(), l, long); !isLeaseLost(err) {
@@ -118,7 +118,7 @@ func testStaleLease(t *testing.T, q queue.Queue) {
 	if cur.Item.Attempt != 1 {
 		t.Errorf("re-leased attempt = %d, want 1", cur.Item.Attempt)
 	}
-	if err := ack(ctx, q, old); !isLeaseLost(err) {
+	if err := Ack(ctx, q, old); !isLeaseLost(err) {
 		t.Errorf("Ack(stale) error = %v, want ErrLeaseLost", err)
 	}
 	if _, err := q.Extend(ctx, old, 1*time.Nanosecond); !isLeaseLost(err) {
@@ -228,7 +228,7 @@ func testRelease(t *testing.T, q queue.Queue) {
 	}
 	wantCounts(t, q, 3, 0, 0, 4)
 	for _, l := range ls[:2] {
-		if err := ack(ctx, q, l); !isLeaseLost(err) {
+		if err := Ack(ctx, q, l); !isLeaseLost(err) {
 			t.Errorf("Ack(released %s) error = %v, want ErrLeaseLost", l.Item.Host, err)
 		}
 	}
