@@ -1,4 +1,4 @@
-module spyder
+module github.com/spyder-crawler/spyder
 
 go 1.26.0
 

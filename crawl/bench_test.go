@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"spyder/crawl"
-	"spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
 )
 
 // BenchmarkCrawl crawls a generated world: 10,000

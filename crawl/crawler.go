@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // Crawler probes hosts. It is safe for concurrent use: one Crawler serves

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl"
 )
 
 func ExampleExtractLinks() {

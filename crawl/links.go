@@ -9,7 +9,7 @@ import (
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/publicsuffix"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // linkAttr maps the elements links are taken from to the attribute holding

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/crawl"
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 func TestExtractLinks(t *testing.T) {

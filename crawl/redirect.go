@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // followPage fetches https://host/ and follows its redirects to the final

@@ -24,11 +24,11 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"spyder/crawl"
-	"spyder/crawl/crawltest"
-	"spyder/limiter"
-	spysink "spyder/sink"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/limiter"
+	spysink "github.com/spyder-crawler/spyder/sink"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // crawlRun is one crawl of a world: the crawler, its limiter, what it
@@ -355,7 +355,7 @@ func checkPolicy(t *testing.T, w *crawltest.World, run *crawlRun) {
 		if blocked[r.Host] && r.Path != "/robots.txt" {
 			t.Errorf("fetched %s%s although its robots.txt blocks spyder", r.Host, r.Path)
 		}
-		if !strings.HasPrefix(r.UserAgent, "spyder/") {
+		if !strings.HasPrefix(r.UserAgent, "github.com/spyder-crawler/spyder/") {
 			t.Errorf("request %s%s with user agent %q", r.Host, r.Path, r.UserAgent)
 		}
 	}

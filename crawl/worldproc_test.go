@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
 )
 
 // A world in another process, so that a benchmark measures the crawler's

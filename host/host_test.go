@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 func TestParse(t *testing.T) {

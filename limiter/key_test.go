@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"spyder/limiter"
+	"github.com/spyder-crawler/spyder/limiter"
 )
 
 func TestKeyFuncs(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"spyder/limiter"
+	"github.com/spyder-crawler/spyder/limiter"
 )
 
 func TestLocal_Wait_Immediate(t *testing.T) {

@@ -15,9 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"spyder/crawl"
-	"spyder/limiter"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // Set is the series of one run. Each Set has its own registry, so tests can

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 func badLines(t *testing.T, file string) ([]int, *queue.ImportError) {

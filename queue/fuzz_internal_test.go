@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // Corpora beyond these seeds live in testdata/fuzz/<FuzzName>/.

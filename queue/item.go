@@ -8,7 +8,7 @@ import (
 	"math"
 	"strconv"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // Item is one unit of work: a host to probe. Its JSON is byte-compatible with

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 func TestItem_MarshalJSON_OriginalBytes(t *testing.T) {

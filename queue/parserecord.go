@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // exportLine is the JSON shape of one export line; pointers tell a missing

@@ -10,7 +10,7 @@ import (
 	"errors"
 	"time"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // Defaults shared by every backend and the command line.

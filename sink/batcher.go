@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"spyder/crawl"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // BatcherConfig configures a [Batcher].

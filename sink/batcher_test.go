@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/crawl"
-	"spyder/sink"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/sink"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // recordingSink keeps the batches written. fail makes writes fail; gate,

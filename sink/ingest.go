@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"spyder/crawl"
-	"spyder/metrics"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // Ingest POSTs each batch (one JSON object) to an HTTP endpoint,
@@ -113,7 +113,7 @@ func (s *Ingest) post(ctx context.Context, data []byte) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "spyder/"+crawl.Version)
+	req.Header.Set("User-Agent", "github.com/spyder-crawler/spyder/"+crawl.Version)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return err

@@ -16,9 +16,9 @@ import (
 	"sync"
 	"syscall"
 
-	"spyder/crawl"
-	"spyder/metrics"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // Sink receives batches. WriteBatch returns only once the batch is durable

@@ -3,8 +3,8 @@ package store_test
 import (
 	"testing"
 
-	"spyder/store"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 func TestMemoryEmitted_Conformance(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"context"
 	"log/slog"
 
-	"spyder/limiter"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // Backend is everything a crawl keeps in its store. The queue's methods are

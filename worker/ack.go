@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // ackLoop acks the leases workers hand over, as many per AckAll call as

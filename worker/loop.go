@@ -14,10 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"spyder/crawl"
-	"spyder/host"
-	"spyder/metrics"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // Prober probes one host; *crawl.Crawler is the one in use.

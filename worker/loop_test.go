@@ -12,15 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"spyder/crawl"
-	"spyder/crawl/crawltest"
-	"spyder/host"
-	"spyder/limiter"
-	"spyder/metrics"
-	"spyder/queue"
-	"spyder/sink"
-	"spyder/store"
-	"spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/sink"
+	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/boltstore"
 )
 
 // loopFixture is a worker loop over a queue (bbolt unless told) and a

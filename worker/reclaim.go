@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // reclaimLoop returns expired leases (of crashed workers) to pending now

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // errHeld ends a Dump once it has passed the processing records, the only

@@ -10,10 +10,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/crawl/crawltest"
-	"spyder/sink"
-	"spyder/store/redisstore"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/sink"
+	"github.com/spyder-crawler/spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestLoop_EnqueueRefusedStopsBeforeAck: in continuous mode, when Redis

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"spyder/queue"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // Run works until done and returns after handing back what it did not

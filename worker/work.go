@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // work probes one leased host, writes its result and hands the lease to

@@ -12,11 +12,11 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 
-	"spyder/crawl"
-	"spyder/queue"
-	"spyder/store"
-	"spyder/store/boltstore"
-	"spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/redisstore"
 )
 
 // usageError is an error in how spyder was called; main exits 2 for it.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/crawl"
-	"spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/store/boltstore"
 )
 
 // runApp runs the app in-process and returns its stdout; it fails the test

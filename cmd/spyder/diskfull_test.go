@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
 )
 
 // Environment of TestE2E_FileSizeLimitExec.

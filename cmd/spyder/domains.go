@@ -11,8 +11,8 @@ import (
 	"os"
 	"strings"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // Limits of a domains file.

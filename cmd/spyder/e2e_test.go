@@ -18,10 +18,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"spyder/crawl"
-	"spyder/crawl/crawltest"
-	"spyder/metrics"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestE2E_StandaloneEqualsExpected crawls a simulated internet with the

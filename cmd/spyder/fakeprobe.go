@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"spyder/crawl"
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // fakeProbe is the probe of the hidden `spyder run --fake-probe`, a test

@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"spyder/crawl"
-	"spyder/crawl/crawltest"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // faultSoak reports whether the long versions run (make soak).

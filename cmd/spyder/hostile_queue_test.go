@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.etcd.io/bbolt"
 
-	"spyder/crawl/crawltest"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestApp_HostileQueue runs the queue commands and a crawl on a queue that

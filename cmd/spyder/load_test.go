@@ -19,9 +19,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/crawl"
-	"spyder/crawl/crawltest"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // Load tests. They drive the built binary as an operator

@@ -21,9 +21,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/crawl"
-	"spyder/crawl/crawltest"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 var (

@@ -7,9 +7,9 @@ import (
 	"io"
 	"log/slog"
 
-	"spyder/metrics"
-	"spyder/sink"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/sink"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // outputs is the sink a run writes to, and how to close it.

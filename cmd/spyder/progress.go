@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // lineWriter is stderr shared by the logs and the progress line: a log

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // TestProgressLine checks the operator's line and the rate estimate.

@@ -13,8 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 
-	"spyder/queue"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // queueCommand is `spyder queue`: look at and manage the queue without

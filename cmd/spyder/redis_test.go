@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/crawl/crawltest"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestE2E_RedisRefusesWrites: a fleet probe whose Redis stops taking

@@ -9,12 +9,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"spyder/crawl"
-	"spyder/limiter"
-	"spyder/metrics"
-	"spyder/sink"
-	"spyder/store"
-	"spyder/worker"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/sink"
+	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/worker"
 )
 
 func runCommand() *cli.Command {

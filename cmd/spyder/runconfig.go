@@ -6,10 +6,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"spyder/crawl"
-	"spyder/limiter"
-	"spyder/sink"
-	"spyder/worker"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/sink"
+	"github.com/spyder-crawler/spyder/worker"
 )
 
 // runConfig is what the flags of `spyder run` ask for, checked.

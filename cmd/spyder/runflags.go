@@ -8,10 +8,10 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 
-	"spyder/crawl"
-	"spyder/limiter"
-	"spyder/queue"
-	"spyder/sink"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/sink"
 )
 
 // Defaults of `spyder run`.
@@ -54,7 +54,7 @@ func runFlags() []cli.Flag {
 		str(&cli.StringFlag{Name: "exclude-tlds", Value: strings.Join(crawl.DefaultExcludeTLDs, ","), Category: catCrawl, EnvVars: env("EXCLUDE_TLDS"),
 			Usage: "comma-separated top-level domains probed by DNS only (\"\" for none)"}),
 		str(&cli.StringFlag{Name: "ua", Category: catCrawl, EnvVars: env("UA"),
-			Usage: "user agent (default \"spyder/" + crawl.Version + " (+" + crawl.ProjectURL + ")\")"}),
+			Usage: "user agent (default \"github.com/spyder-crawler/spyder/" + crawl.Version + " (+" + crawl.ProjectURL + ")\")"}),
 		str(&cli.StringFlag{Name: "resolver", Category: catCrawl, EnvVars: env("RESOLVER"),
 			Usage: "DNS server `IP:PORT` (default: the first nameserver of /etc/resolv.conf)"}),
 		boolean(&cli.BoolFlag{Name: "allow-private", Category: catCrawl, EnvVars: env("ALLOW_PRIVATE"),

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl"
 )
 
 // certKind is how a host's certificate is wrong, if it is.

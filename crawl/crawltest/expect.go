@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"spyder/crawl"
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // The contract's defaults that Expected assumes.

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/net/idna"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // linkTags are the elements and attributes the contract extracts links from.

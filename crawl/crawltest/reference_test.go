@@ -25,8 +25,8 @@ import (
 	"github.com/miekg/dns"
 	"golang.org/x/net/html"
 
-	"spyder/crawl"
-	hostname "spyder/host"
+	"github.com/spyder-crawler/spyder/crawl"
+	hostname "github.com/spyder-crawler/spyder/host"
 )
 
 func spkiOf(c *x509.Certificate) string {
@@ -325,7 +325,7 @@ type hostConn struct {
 
 func (hc *hostConn) get(ctx context.Context, host, path string, limit int64) (*http.Response, []byte, error) {
 	req, _ := http.NewRequestWithContext(ctx, "GET", "https://"+host+path, nil)
-	req.Header.Set("User-Agent", "spyder/test (+https://example.invalid)")
+	req.Header.Set("User-Agent", "github.com/spyder-crawler/spyder/test (+https://example.invalid)")
 	if err := req.Write(hc.conn); err != nil {
 		return nil, nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"spyder/host"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // addSeed makes host a seed, remembering what the generator made of it.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl"
 )
 
 // Options describe a world; the world is a pure function of them.

@@ -534,7 +534,7 @@ func checkSite(t *testing.T, client *http.Client, scheme string, s *site, lat ti
 	h := s.host
 	start := time.Now()
 	req, _ := http.NewRequest("GET", scheme+"://"+h+"/robots.txt", nil)
-	req.Header.Set("User-Agent", "spyder/test")
+	req.Header.Set("User-Agent", "github.com/spyder-crawler/spyder/test")
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Errorf("%s robots.txt: %v", h, err)

@@ -85,7 +85,7 @@ func checkFile(t *testing.T, path string) {
 // package store and nothing of the probe, so building one pulls in neither
 // the crawler nor its DNS and HTML libraries.
 func TestLayout_StoresImportNoProbe(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "spyder/store/boltstore", "spyder/store/redisstore").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "github.com/spyder-crawler/spyder/store/boltstore", "github.com/spyder-crawler/spyder/store/redisstore").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
@@ -94,7 +94,7 @@ func TestLayout_StoresImportNoProbe(t *testing.T) {
 		t.Fatalf("go list -deps gave %d packages; want the stores' whole closure", len(deps))
 	}
 	for _, dep := range deps {
-		for _, banned := range []string{"spyder/crawl", "spyder/sink", "spyder/worker", "github.com/miekg/dns", "golang.org/x/net/html"} {
+		for _, banned := range []string{"github.com/spyder-crawler/spyder/crawl", "github.com/spyder-crawler/spyder/sink", "github.com/spyder-crawler/spyder/worker", "github.com/miekg/dns", "golang.org/x/net/html"} {
 			if dep == banned || strings.HasPrefix(dep, banned+"/") {
 				t.Errorf("the stores depend on %s", dep)
 			}

@@ -7,8 +7,8 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // Stats implements [queue.Queue.Stats]. It reads one snapshot: the sizes

@@ -3,8 +3,8 @@ package boltstore
 import (
 	"log/slog"
 
-	"spyder/limiter"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 var _ store.Backend = (*Store)(nil)

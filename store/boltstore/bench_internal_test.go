@@ -11,8 +11,8 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // BenchmarkLeaseAckOnePerTransaction is the baseline group commit is

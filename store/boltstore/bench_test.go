@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"spyder/host"
-	"spyder/store/boltstore"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // BenchmarkLeaseAck times the queue's hot path: 256 workers leasing and acking

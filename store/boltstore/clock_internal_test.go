@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"spyder/host"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // stepClock is a wall clock and a monotonic clock moved by hand apart: Step

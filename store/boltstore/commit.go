@@ -7,7 +7,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // op is one call waiting for the shared transaction. apply runs inside it;

@@ -9,9 +9,9 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/host"
-	"spyder/queue"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // mustMatchBuckets checks the kept sizes against a walk of the buckets.

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"spyder/host"
-	"spyder/queue"
-	"spyder/store/boltstore"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // crashChildEnv names the file a child worker process opens; see

@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"spyder/host"
-	"spyder/queue"
-	"spyder/store"
-	"spyder/store/boltstore"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // These tests take the disk away from under a working store: the file may

@@ -6,7 +6,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // bucketEmitted holds one nested bucket per run, named after the run ID,

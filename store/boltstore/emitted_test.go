@@ -7,7 +7,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/boltstore"
 )
 
 // TestEmitted_DamagedBucket: a run's name holding a value where spyder

@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"spyder/store"
-	"spyder/store/boltstore"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // MustOpen opens a store in a fresh temp dir (fsync off) and closes it at

@@ -9,8 +9,8 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // backBase is where appended pending keys start, leaving the lower half of

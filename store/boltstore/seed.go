@@ -6,8 +6,8 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // seedChunk is how many hosts one Seed transaction takes.

@@ -8,7 +8,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // bucketSpool holds output batches an ingest endpoint could not take yet:

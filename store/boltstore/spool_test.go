@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/boltstore"
 )
 
 // TestSpool_RefusesBadInput: what the shared suite cannot ask of every

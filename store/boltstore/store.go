@@ -59,8 +59,8 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"spyder/queue"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 var _ queue.Queue = (*Store)(nil)

@@ -13,10 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.etcd.io/bbolt"
 
-	"spyder/host"
-	"spyder/queue"
-	"spyder/store/boltstore"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 func TestOpen_NotABoltFile(t *testing.T) {

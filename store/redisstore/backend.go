@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/limiter"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 var _ store.Backend = (*Store)(nil)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/store/redisstore/redistest"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // BenchmarkLeaseAck: 256 workers lease and ack until 100,000 items are

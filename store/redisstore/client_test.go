@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/store/redisstore"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 func TestNewClient(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // A dead entry is a JSON object in the dead list:

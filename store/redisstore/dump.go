@@ -14,8 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // dumpChunk is how many elements Dump reads and Load writes per round trip.

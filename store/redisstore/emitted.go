@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // emittedChunk bounds the members sent in one command, so a large batch

@@ -5,9 +5,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/store"
-	"spyder/store/redisstore"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // The seen set's contract is checked by storetest.Run (TestStore_Conformance);

@@ -6,9 +6,9 @@ import (
 	"log"
 	"time"
 
-	"spyder/host"
-	"spyder/queue"
-	"spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store/redisstore"
 )
 
 // A worker's life against the fleet queue: connect, open, seed, lease, ack.

@@ -12,10 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/host"
-	"spyder/queue"
-	"spyder/store/redisstore"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // These tests push what spyder never writes into every Redis key it owns,

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestLeaseAck_MixedAcks: one call acking held leases, a lease not held and

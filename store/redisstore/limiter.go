@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/limiter"
+	"github.com/spyder-crawler/spyder/limiter"
 )
 
 const (

@@ -16,9 +16,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/limiter"
-	"spyder/store/redisstore"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // MustLimiterClient returns a client of the redis-server at addr, closed at

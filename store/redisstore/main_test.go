@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestMain is the one TestMain of package redisstore (queue, limiter and every

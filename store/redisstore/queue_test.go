@@ -6,10 +6,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/store"
-	"spyder/store/redisstore"
-	"spyder/store/redisstore/redistest"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // TestStore_Conformance runs the suite every backend passes. A reopen is

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // maxReclaimBatch bounds the items one reclaim script call claims.

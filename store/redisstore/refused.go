@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // RefusesWrites reports whether err is Redis refusing writes until its

@@ -9,10 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/host"
-	"spyder/store"
-	"spyder/store/redisstore"
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestRefusesWrites: the errors of a real Redis that takes no writes (over

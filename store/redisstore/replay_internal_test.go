@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
-	"spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestScripts_RetryIsAnsweredNotRerun: a script call run again with the

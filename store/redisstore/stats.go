@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 //go:embed stats.lua

@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // Options configures [Open].

@@ -14,11 +14,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/host"
-	"spyder/queue"
-	"spyder/store/redisstore"
-	"spyder/store/redisstore/redistest"
-	"spyder/store/storetest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store/redisstore"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
+	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
 // clock is a hand-moved clock for Options.Now.

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"spyder/crawl"
-	"spyder/host"
-	"spyder/metrics"
-	"spyder/queue"
-	"spyder/worker"
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/worker"
 )
 
 // benchRun makes host names unique across benchmark iterations and calls, so

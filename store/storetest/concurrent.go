@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 func testConcurrent(t *testing.T, q queue.Queue) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // RunEmitted runs the cases every [store.Emitted] passes, so that the bbolt,

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // The hostile-input tests of each backend write what spyder never writes

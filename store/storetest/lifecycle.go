@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 func testAck(t *testing.T, q queue.Queue) {

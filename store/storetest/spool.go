@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // runSpool runs the cases every [store.Spool] passes.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"spyder/host"
-	"spyder/queue"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 var extras = []queue.Field{

@@ -30,9 +30,9 @@ import (
 	"testing"
 	"time"
 
-	"spyder/host"
-	"spyder/queue"
-	"spyder/store"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // Harness opens the backends the suite runs on.
