@@ -10,14 +10,24 @@ all: build
 build:
 	$(GO) build -o bin/spyder ./cmd/spyder
 
-# deps installs what the tests need when it is missing: redis-server (apt-get).
+# deps installs what the tests need when it is missing, through apt-get:
+# redis-server, Debian's chromium (browser tests of the pages spyder serves
+# and writes) and python3-networkx (GraphML and GEXF are read back by a real
+# parser). apt-get update runs first, as a fresh machine needs it.
 deps:
-	@command -v redis-server >/dev/null 2>&1 || { \
-		echo "installing redis-server (apt-get)"; \
+	@missing=""; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	/usr/bin/python3 -c 'import networkx' >/dev/null 2>&1 || missing="$$missing python3-networkx"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (apt-get)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
 	@redis-server --version
+	@chromium --version
+	@/usr/bin/python3 -c 'import networkx; print("networkx", networkx.__version__)'
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
