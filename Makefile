@@ -2,6 +2,7 @@
 GO      ?= go
 PKGS    ?= ./...
 export SPYDER_REQUIRE_REDIS = 1
+export SPYDER_REQUIRE_BROWSER = 1
 
 .PHONY: all build test deps vet fmt bench soak fuzz clean
 
