@@ -80,7 +80,7 @@ func (r *resolver) exchange(ctx context.Context, host string, types []uint16) ([
 		return l.final, l.errs, nil
 	}
 	l.qs = qs
-	start := int(r.next.Add(1) % uint64(len(r.ups)))
+	start := int((r.next.Add(1) - 1) % uint64(len(r.ups)))
 	for attempt := 0; attempt <= r.retries && ctx.Err() == nil; attempt++ {
 		u, trial, ok := r.pick(start, l.asked, l.useful)
 		if !ok {

@@ -56,7 +56,11 @@ func ParseResolvers(s string) ([]string, error) {
 
 func parseResolver(s string) (string, error) {
 	bad := fmt.Errorf("resolver %q: want IP, host:port, IP:port or [IPv6]:port", s)
-	if ip, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")); err == nil {
+	bare := s
+	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		bare = s[1 : len(s)-1]
+	}
+	if ip, err := netip.ParseAddr(bare); err == nil {
 		return net.JoinHostPort(ip.String(), "53"), nil
 	}
 	host, port, err := net.SplitHostPort(s)
@@ -156,9 +160,9 @@ func (u *upstream) claim(now time.Time) (ok, trial bool) {
 type attemptEnd int
 
 const (
-	attemptAnswered attemptEnd = iota // something came back
-	attemptMissed                     // nothing came back in time
-	attemptAbandoned                  // the lookup was cancelled first: no verdict
+	attemptAnswered  attemptEnd = iota // something came back
+	attemptMissed                      // nothing came back in time
+	attemptAbandoned                   // the lookup was cancelled first: no verdict
 )
 
 // report records how an attempt ended, trial or not: an answer puts u back
