@@ -176,11 +176,11 @@ func (l *lookup) ask(ctx context.Context, u int, want []int) attemptEnd {
 			continue
 		}
 		i, ok := l.qs.match(m)
-		if k := slices.Index(waiting, i); !ok || k < 0 {
-			continue
-		} else {
-			waiting = slices.Delete(waiting, k, k+1)
+		k := slices.Index(waiting, i)
+		if !ok || k < 0 {
+			continue // stray, or a repeat of an answer already read
 		}
+		waiting = slices.Delete(waiting, k, k+1)
 		end = attemptAnswered
 		if m.Truncated {
 			truncated = append(truncated, i)
