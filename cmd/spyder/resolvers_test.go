@@ -46,16 +46,20 @@ func TestE2E_SeveralResolvers(t *testing.T) {
 		}
 		return maddr != ""
 	})
-	waitFor(t, 90*time.Second, "every host to be written", func() bool {
-		return len(probeCounts(mustReadBatches(t, out).Probes)) == len(w.Seeds)
-	})
-	resp, err := http.Get("http://" + maddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	get := func() string {
+		resp, err := http.Get("http://" + maddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	metrics := string(body)
+	var metrics string
+	waitFor(t, 90*time.Second, "every host to be acknowledged", func() bool {
+		metrics = get()
+		return strings.Contains(metrics, fmt.Sprintf("spyder_acked_total %d", len(w.Seeds)))
+	})
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if err := p.wait(t, 30*time.Second); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.log())
