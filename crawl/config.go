@@ -3,7 +3,6 @@ package crawl
 import (
 	"context"
 	"crypto/x509"
-	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -63,8 +62,11 @@ type Limiter interface {
 // Config configures a [Crawler]. The zero value crawls the internet with the
 // system resolver, the system roots and the defaults above.
 type Config struct {
-	// Resolver is the DNS server's "ip:port"; "" means the first
-	// nameserver of /etc/resolv.conf.
+	// Resolver is the DNS server, or a comma-separated list of them,
+	// each "host:port", a bare IP (port 53) or "[IPv6]:port" (see
+	// [ParseResolvers]); "" means the first nameserver of
+	// /etc/resolv.conf. Lookups are spread over the servers in turn; one
+	// that stops answering is set aside for [ResolverCooldown].
 	Resolver string
 	// Dial connects to "ip:port" addresses; nil means a net.Dialer. Only
 	// addresses that passed the private-address guard are passed to it.
@@ -105,8 +107,8 @@ type Config struct {
 	// DNSRetries is how many times a query that timed out is sent again;
 	// 0 means DefaultDNSRetries, a negative value none.
 	DNSRetries int
-	// Now is the clock, for timestamps and certificate verification; nil
-	// means time.Now.
+	// Now is the clock, for timestamps, certificate verification and
+	// when a resolver set aside is tried again; nil means time.Now.
 	Now func() time.Time
 	// ProbeID and RunID are stamped on every edge.
 	ProbeID, RunID string
@@ -125,9 +127,13 @@ func New(cfg Config) (*Crawler, error) {
 	if err != nil {
 		return nil, err
 	}
+	servers, err := ParseResolvers(cfg.Resolver)
+	if err != nil {
+		return nil, err
+	}
 	c := &Crawler{
 		cfg:      cfg,
-		resolver: newResolver(cfg.Resolver, cfg.DNSTimeout, cfg.DNSRetries),
+		resolver: newResolver(servers, cfg.DNSTimeout, cfg.DNSRetries, cfg.Now),
 		robots:   newRobotsCache(robotsCacheSize, robotsCacheTTL),
 		exclude:  make(map[string]bool),
 	}
@@ -139,8 +145,7 @@ func New(cfg Config) (*Crawler, error) {
 
 // withDefaults returns cfg with every field left zero (or, for the bounds,
 // not positive) set to its default, as the [Config] fields document. The
-// only error is a resolver that is not "host:port", or none found in
-// /etc/resolv.conf.
+// only error is no resolver given and none found in /etc/resolv.conf.
 func withDefaults(cfg Config) (Config, error) {
 	if cfg.Resolver == "" {
 		r, err := systemResolver()
@@ -148,9 +153,6 @@ func withDefaults(cfg Config) (Config, error) {
 			return cfg, err
 		}
 		cfg.Resolver = r
-	}
-	if _, _, err := net.SplitHostPort(cfg.Resolver); err != nil {
-		return cfg, fmt.Errorf("resolver %q: %w", cfg.Resolver, err)
 	}
 	if cfg.Dial == nil {
 		d := &net.Dialer{}

@@ -143,11 +143,11 @@ func (p *probe) run(ctx context.Context, host string) {
 	p.host = host
 
 	ans := p.c.resolver.lookupAll(ctx, host)
+	p.setDNS(ans)
 	if ans.status == StatusNXDomain {
 		p.setRest(StatusNXDomain, "")
 		return
 	}
-	p.set(StepDNS, ans.status, ans.detail)
 	p.recordDNS(ans)
 
 	if p.c.excluded(host) {
@@ -168,6 +168,20 @@ func (p *probe) run(ctx context.Context, host string) {
 		return
 	}
 	p.fetch(ctx, addrs)
+}
+
+// setDNS records the dns step, with the resolvers' counts when one of
+// them failed at some query.
+func (p *probe) setDNS(ans *dnsAnswer) {
+	p.set(StepDNS, ans.status, ans.detail)
+	for _, c := range ans.resolvers {
+		if c.failed() {
+			s := p.steps[StepDNS]
+			s.Resolvers = ans.resolvers
+			p.steps[StepDNS] = s
+			return
+		}
+	}
 }
 
 // recordDNS turns the answers about the probed host into its domain node

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/miekg/dns"
 )
@@ -27,29 +26,12 @@ type dnsAnswer struct {
 
 	status string // "ok", "nxdomain", "servfail", "timeout", "error"
 	detail string
-}
-
-// resolver sends DNS queries to one server: all the questions of one host
-// at once over one UDP socket, with a timeout and retries, and again over
-// TCP for an answer that came back truncated.
-type resolver struct {
-	server  string
-	tcp     *dns.Client
-	timeout time.Duration
-	retries int
+	// resolvers counts, per resolver asked, how the queries ended.
+	resolvers []ResolverCounts
 }
 
 // udpSize is the largest UDP answer we accept (EDNS0), and read.
 const udpSize = dns.DefaultMsgSize
-
-func newResolver(server string, timeout time.Duration, retries int) *resolver {
-	return &resolver{
-		server:  server,
-		tcp:     &dns.Client{Net: "tcp", Timeout: timeout},
-		timeout: timeout,
-		retries: retries,
-	}
-}
 
 // systemResolver returns the first nameserver of /etc/resolv.conf.
 func systemResolver() (string, error) {
@@ -71,7 +53,7 @@ func systemResolver() (string, error) {
 // of host, those of a delegation's authority section. The status says how
 // the queries ended.
 func (r *resolver) lookupAll(ctx context.Context, host string) *dnsAnswer {
-	msgs, qerrs := r.exchange(ctx, host, lookupTypes)
+	msgs, qerrs, counts := r.exchange(ctx, host, lookupTypes)
 	a := &dnsAnswer{}
 	fqdn := dns.Fqdn(host)
 	seenAddr := make(map[netip.Addr]bool)
@@ -96,7 +78,7 @@ func (r *resolver) lookupAll(ctx context.Context, host string) *dnsAnswer {
 	if ctx.Err() != nil && status != "ok" && status != "nxdomain" {
 		status = "timeout"
 	}
-	a.status, a.detail = status, detail
+	a.status, a.detail, a.resolvers = status, detail, counts
 	return a
 }
 
@@ -201,7 +183,7 @@ func (a *dnsAnswer) readDelegation(msg *dns.Msg, fqdn string) {
 
 // lookupAddrs resolves host's A and AAAA records, for a redirect target.
 func (r *resolver) lookupAddrs(ctx context.Context, host string) ([]netip.Addr, error) {
-	msgs, errs := r.exchange(ctx, host, lookupTypes[:2])
+	msgs, errs, _ := r.exchange(ctx, host, lookupTypes[:2])
 	var addrs []netip.Addr
 	var err error
 	for i, m := range msgs {

@@ -77,4 +77,9 @@ type StepOutcome struct {
 	Step   string `json:"step"` // "dns", "robots", "page", "tls"
 	Status string `json:"status"`
 	Detail string `json:"detail,omitempty"`
+	// Resolvers, on the dns step only, counts per resolver asked how its
+	// queries ended, when a resolver's failure shaped the step: some
+	// query timed out, failed, or was answered SERVFAIL, REFUSED or
+	// truncated. A lookup answered at once by one resolver leaves it out.
+	Resolvers []ResolverCounts `json:"resolvers,omitempty"`
 }

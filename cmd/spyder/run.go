@@ -111,7 +111,7 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, log *slog.Logger) (*ru
 		lim = b.Limiters(local, cfg.rate, cfg.burst, log)
 	}
 	r := &running{q: b, log: log, m: metrics.New(lim), closes: []func() error{lim.Close}}
-	probe, err := newProbe(cfg, lim, log)
+	probe, err := newProbe(cfg, lim, r.m, log)
 	if err != nil {
 		return r, err
 	}
@@ -139,9 +139,9 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, log *slog.Logger) (*ru
 	return r, nil
 }
 
-// newProbe returns the crawler, or with --fake-probe the stand-in that
-// contacts nothing.
-func newProbe(cfg runConfig, lim limiter.Limiter, log *slog.Logger) (worker.Prober, error) {
+// newProbe returns the crawler, whose resolvers m reports, or with
+// --fake-probe the stand-in that contacts nothing.
+func newProbe(cfg runConfig, lim limiter.Limiter, m *metrics.Set, log *slog.Logger) (worker.Prober, error) {
 	cc := cfg.crawl
 	cc.Limiter = lim
 	crawler, err := crawl.New(cc)
@@ -149,6 +149,7 @@ func newProbe(cfg runConfig, lim limiter.Limiter, log *slog.Logger) (worker.Prob
 		return nil, fmt.Errorf("crawler: %w", err)
 	}
 	if !cfg.fakeProbe {
+		m.WatchResolvers(crawler.ResolverStats)
 		return crawler, nil
 	}
 	log.Warn("fake_probe", "note", "no host is contacted: every result is made up (a load test)")

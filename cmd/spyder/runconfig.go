@@ -44,6 +44,11 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err != nil {
 		return runConfig{}, usagef("--limit-key %q: want host, apex or ip", c.String("limit-key"))
 	}
+	if r := c.String("resolver"); r != "" {
+		if _, err := crawl.ParseResolvers(r); err != nil {
+			return runConfig{}, usagef("--resolver: %v", err)
+		}
+	}
 	roots, err := rootCAs(c.String("ca-file"))
 	if err != nil {
 		return runConfig{}, err

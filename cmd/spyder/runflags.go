@@ -56,7 +56,7 @@ func runFlags() []cli.Flag {
 		str(&cli.StringFlag{Name: "ua", Category: catCrawl, EnvVars: env("UA"),
 			Usage: "user agent (default \"github.com/spyder-crawler/spyder/" + crawl.Version + " (+" + crawl.ProjectURL + ")\")"}),
 		str(&cli.StringFlag{Name: "resolver", Category: catCrawl, EnvVars: env("RESOLVER"),
-			Usage: "DNS server `IP:PORT` (default: the first nameserver of /etc/resolv.conf)"}),
+			Usage: "DNS servers, comma-separated: `IP[:PORT]` or [IPv6]:PORT, port 53 by default; lookups take turns, a silent one is set aside for 30s (default: the first nameserver of /etc/resolv.conf)"}),
 		boolean(&cli.BoolFlag{Name: "allow-private", Category: catCrawl, EnvVars: env("ALLOW_PRIVATE"),
 			Usage: "connect to loopback, private and link-local addresses too"}),
 		dur(&cli.DurationFlag{Name: "host-timeout", Value: crawl.DefaultHostTimeout, Category: catCrawl, EnvVars: env("HOST_TIMEOUT"),

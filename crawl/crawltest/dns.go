@@ -5,20 +5,71 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
+	"testing"
 
 	"github.com/miekg/dns"
 )
 
 const ttl = 300
 
-// startDNS serves the plan's names on one loopback port, UDP and TCP.
-func (w *World) startDNS() (stop func(), err error) {
+// DNSMode is how one of the world's DNS servers answers; a test switches
+// it at any time with [DNSServer.SetMode].
+type DNSMode int32
+
+// DNS server modes.
+const (
+	DNSAnswer   DNSMode = iota // answer from the plan (the default)
+	DNSSilent                  // read every query and never answer
+	DNSServFail                // answer every query SERVFAIL
+	DNSRefused                 // answer every query REFUSED
+	DNSTruncate                // over UDP answer with the TC bit set and no records; over TCP in full
+)
+
+// DNSServer is one of the world's DNS servers: UDP and TCP on one loopback
+// port, answering from the plan like every other. It is safe for
+// concurrent use.
+type DNSServer struct {
+	Addr string // "127.0.0.1:port" or "[::1]:port"
+	w    *World
+	mode atomic.Int32
+	udp  atomic.Int64
+	tcp  atomic.Int64
+}
+
+// SetMode makes s answer as m from the next query on.
+func (s *DNSServer) SetMode(m DNSMode) { s.mode.Store(int32(m)) }
+
+// Queries returns how many queries s received over UDP and over TCP.
+func (s *DNSServer) Queries() (udp, tcp int64) { return s.udp.Load(), s.tcp.Load() }
+
+// StartResolver starts another DNS server of the world on ip ("127.0.0.1",
+// or "::1" when the machine has IPv6 loopback), answering from the same
+// plan, and stops it with the world.
+func (w *World) StartResolver(tb testing.TB, ip string) *DNSServer {
+	tb.Helper()
+	s, stop, err := w.startDNS(ip)
+	if err != nil {
+		tb.Fatalf("crawltest: resolver on %s: %v", ip, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		stop()
+		tb.Fatalf("crawltest: resolver started after the world stopped")
+	}
+	w.stops = append(w.stops, stop)
+	return s
+}
+
+// startDNS serves the plan's names on one port of ip, UDP and TCP.
+func (w *World) startDNS(ip string) (s *DNSServer, stop func(), err error) {
 	var pc net.PacketConn
 	var ln net.Listener
 	for try := 0; ; try++ {
-		pc, err = net.ListenPacket("udp", "127.0.0.1:0")
+		pc, err = net.ListenPacket("udp", net.JoinHostPort(ip, "0"))
 		if err != nil {
-			return nil, fmt.Errorf("listen udp: %w", err)
+			return nil, nil, fmt.Errorf("listen udp: %w", err)
 		}
 		ln, err = net.Listen("tcp", pc.LocalAddr().String())
 		if err == nil {
@@ -26,7 +77,7 @@ func (w *World) startDNS() (stop func(), err error) {
 		}
 		pc.Close()
 		if try == 20 {
-			return nil, fmt.Errorf("listen tcp: %w", err)
+			return nil, nil, fmt.Errorf("listen tcp: %w", err)
 		}
 	}
 	// Hundreds of workers each send six queries at once: a default-sized
@@ -35,8 +86,8 @@ func (w *World) startDNS() (stop func(), err error) {
 		u.SetReadBuffer(4 << 20)
 		u.SetWriteBuffer(4 << 20)
 	}
-	w.Resolver = pc.LocalAddr().String()
-	h := dns.HandlerFunc(w.serveDNS)
+	s = &DNSServer{Addr: pc.LocalAddr().String(), w: w}
+	h := dns.HandlerFunc(s.serveDNS)
 	udp := &dns.Server{PacketConn: pc, Handler: h}
 	tcp := &dns.Server{Listener: ln, Handler: h}
 	for _, srv := range []*dns.Server{udp, tcp} {
@@ -49,18 +100,26 @@ func (w *World) startDNS() (stop func(), err error) {
 		case err := <-errc:
 			pc.Close()
 			ln.Close()
-			return nil, fmt.Errorf("serve: %w", err)
+			return nil, nil, fmt.Errorf("serve: %w", err)
 		}
 	}
-	return func() {
+	return s, func() {
 		udp.Shutdown()
 		tcp.Shutdown()
 	}, nil
 }
 
-// serveDNS answers authoritatively from the plan, after the configured
-// latency (slept in the request's own goroutine).
-func (w *World) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
+// serveDNS answers as s's mode says: from the plan authoritatively, after
+// the configured latency (slept in the request's own goroutine), or not
+// at all, or with an error code, or truncated.
+func (s *DNSServer) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
+	w := s.w
+	_, udp := rw.LocalAddr().(*net.UDPAddr)
+	if udp {
+		s.udp.Add(1)
+	} else {
+		s.tcp.Add(1)
+	}
 	if !w.enter() {
 		return
 	}
@@ -72,8 +131,24 @@ func (w *World) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 		<-w.done // never answer
 		return
 	}
-	m := w.answer(req)
-	if _, udp := rw.LocalAddr().(*net.UDPAddr); udp {
+	var m *dns.Msg
+	switch DNSMode(s.mode.Load()) {
+	case DNSSilent:
+		return
+	case DNSServFail:
+		m = new(dns.Msg).SetRcode(req, dns.RcodeServerFailure)
+	case DNSRefused:
+		m = new(dns.Msg).SetRcode(req, dns.RcodeRefused)
+	case DNSTruncate:
+		m = w.answer(req)
+		if udp {
+			m.Answer, m.Ns, m.Extra = nil, nil, nil
+			m.Truncated = true
+		}
+	default:
+		m = w.answer(req)
+	}
+	if udp {
 		size := dns.MinMsgSize
 		if opt := req.IsEdns0(); opt != nil && int(opt.UDPSize()) > size {
 			size = int(opt.UDPSize())

@@ -1,6 +1,9 @@
 // Package crawltest is a simulated internet for crawl tests: an authoritative
 // DNS server, HTTPS and HTTP servers with a test CA, and a world of hosts
 // generated from a seed, all on loopback and started in-process by [Start].
+// [World.StartResolver] starts more DNS servers (on 127.0.0.1 or ::1), and
+// [DNSServer.SetMode] makes any of them silent, answer SERVFAIL or REFUSED,
+// or truncate over UDP, for tests of a crawler's resolver handling.
 //
 // The world knows the exact edges a correct crawl must emit
 // ([World.Expected]), computed from the generated plan rather than by

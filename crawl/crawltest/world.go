@@ -45,8 +45,11 @@ type Request struct {
 // World is a running simulated internet. Its fields are set by [Start] and
 // must not be changed.
 type World struct {
-	Resolver string         // "127.0.0.1:port": authoritative DNS, UDP and TCP
-	RootCAs  *x509.CertPool // the test CA
+	Resolver string // "127.0.0.1:port": authoritative DNS, UDP and TCP
+	// DNS is the server at Resolver, whose mode a test may change;
+	// [World.StartResolver] starts more.
+	DNS     *DNSServer
+	RootCAs *x509.CertPool // the test CA
 	// Dial maps world addresses on :443 and :80 to the loopback servers. It
 	// refuses every other address with an error and never dials out.
 	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -102,6 +105,7 @@ type World struct {
 
 	mu       sync.Mutex
 	closed   bool
+	stops    []func()       // the servers, stopped last first at cleanup
 	active   sync.WaitGroup // DNS and HTTP handlers, black-hole connections
 	done     chan struct{}  // closed at cleanup: sleeping handlers return
 	requests []Request
@@ -141,10 +145,10 @@ func Start(tb testing.TB, o Options) *World {
 	w.Refused = w.refusedLog
 	w.Dial = w.dial
 
-	var stops []func()
 	tb.Cleanup(func() {
 		w.mu.Lock()
 		w.closed = true
+		stops := w.stops
 		w.mu.Unlock()
 		close(w.done)
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -152,17 +156,24 @@ func Start(tb testing.TB, o Options) *World {
 		}
 		w.active.Wait()
 	})
-	stop, err := w.startDNS()
+	dnsSrv, stop, err := w.startDNS("127.0.0.1")
 	if err != nil {
 		tb.Fatalf("crawltest: dns: %v", err)
 	}
-	stops = append(stops, stop)
+	w.DNS, w.Resolver = dnsSrv, dnsSrv.Addr
+	w.addStop(stop)
 	stop, err = w.startHTTP()
 	if err != nil {
 		tb.Fatalf("crawltest: http: %v", err)
 	}
-	stops = append(stops, stop)
+	w.addStop(stop)
 	return w
+}
+
+func (w *World) addStop(stop func()) {
+	w.mu.Lock()
+	w.stops = append(w.stops, stop)
+	w.mu.Unlock()
 }
 
 // enter registers a handler goroutine; it reports false once the world is

@@ -608,3 +608,54 @@ func TestDNSTruncatesToTCP(t *testing.T) {
 		t.Errorf("TCP answer: truncated=%v with %d records, want %d", r.Truncated, len(r.Answer), dnsRecords)
 	}
 }
+
+// TestDNSModes checks each mode of a DNS server, on a second server
+// started on ::1 when the machine has IPv6 loopback: the world's own
+// keeps answering from the plan whatever the other does.
+func TestDNSModes(t *testing.T) {
+	w := Start(t, Options{Hosts: 20, Seed: 3})
+	ip := "::1"
+	if ln, err := net.Listen("tcp6", "[::1]:0"); err != nil {
+		ip = "127.0.0.1"
+	} else {
+		ln.Close()
+	}
+	s := w.StartResolver(t, ip)
+	h := w.Seeds[0]
+	udp := &dns.Client{Net: "udp", Timeout: 300 * time.Millisecond}
+	tcp := &dns.Client{Net: "tcp", Timeout: 300 * time.Millisecond}
+	ask := func(c *dns.Client, server string) (*dns.Msg, error) {
+		m := new(dns.Msg)
+		m.SetQuestion(dns.Fqdn(h), dns.TypeNS)
+		r, _, err := c.Exchange(m, server)
+		return r, err
+	}
+	want := query(t, udp, w.Resolver, h, dns.TypeNS)
+	for _, tt := range []struct {
+		mode  DNSMode
+		rcode int
+	}{{DNSAnswer, want.Rcode}, {DNSServFail, dns.RcodeServerFailure}, {DNSRefused, dns.RcodeRefused}} {
+		s.SetMode(tt.mode)
+		r, err := ask(udp, s.Addr)
+		if err != nil || r.Rcode != tt.rcode || tt.mode == DNSAnswer && len(r.Answer) != len(want.Answer) {
+			t.Errorf("mode %d: answer %v, %v; want rcode %s", tt.mode, r, err, dns.RcodeToString[tt.rcode])
+		}
+	}
+	s.SetMode(DNSTruncate)
+	if r, err := ask(udp, s.Addr); err != nil || !r.Truncated || len(r.Answer) != 0 {
+		t.Errorf("truncating, over UDP: %v, %v; want TC and no records", r, err)
+	}
+	if r, err := ask(tcp, s.Addr); err != nil || r.Truncated || len(r.Answer) != len(want.Answer) {
+		t.Errorf("truncating, over TCP: %v, %v; want the whole answer", r, err)
+	}
+	s.SetMode(DNSSilent)
+	if r, err := ask(udp, s.Addr); err == nil {
+		t.Errorf("silent: answered %v", r)
+	}
+	if r := query(t, udp, w.Resolver, h, dns.TypeNS); len(r.Answer) != len(want.Answer) {
+		t.Errorf("the world's own server answered %v while another was silent", r)
+	}
+	if u, tc := s.Queries(); u != 5 || tc != 1 {
+		t.Errorf("Queries() = %d UDP, %d TCP; want 5 and 1", u, tc)
+	}
+}

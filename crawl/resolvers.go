@@ -1,0 +1,212 @@
+package crawl
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ResolverCooldown is how long a resolver that stopped answering is set
+// aside. When it has passed, one lookup tries the resolver again: if it
+// answers, the resolver is back in rotation; if not, it is set aside for
+// another ResolverCooldown. A single trial lookup, rather than a share of
+// all of them, keeps a resolver that is still down from costing many
+// probes a timeout each.
+const ResolverCooldown = 30 * time.Second
+
+// resolverMisses is how many attempts in a row a resolver may leave
+// wholly unanswered before it is set aside. Any answer (SERVFAIL and
+// REFUSED included: the server is there) resets the count, so under load a
+// working resolver that drops the odd query is never set aside, while a
+// dead one is within a few lookups.
+const resolverMisses = 3
+
+// ParseResolvers parses a comma-separated list of DNS servers: "host:port",
+// a bare IP address (port 53), or an IPv6 address in brackets, with or
+// without a port ("[2001:db8::53]:5353", "[::1]"); a bare IPv6 address
+// without brackets also takes port 53. Blanks are skipped and repeats
+// dropped. It returns the servers as "host:port", in the order given.
+func ParseResolvers(s string) ([]string, error) {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		server, err := parseResolver(item)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, server) {
+			out = append(out, server)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("resolver %q: no server given", s)
+	}
+	return out, nil
+}
+
+func parseResolver(s string) (string, error) {
+	bad := fmt.Errorf("resolver %q: want IP, host:port, IP:port or [IPv6]:port", s)
+	bare := s
+	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		bare = s[1 : len(s)-1]
+	}
+	if ip, err := netip.ParseAddr(bare); err == nil {
+		return net.JoinHostPort(ip.String(), "53"), nil
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" {
+		return "", bad
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("resolver %q: port %q is not a number from 1 to 65535", s, port)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		host = ip.String()
+	} else if strings.ContainsAny(host, " []/") {
+		return "", bad
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// ResolverCounts counts how one resolver's queries ended. Answers are the
+// answers used (any rcode but SERVFAIL and REFUSED); Timeouts and Errors are
+// queries it left unanswered (no answer in time; a network error such as
+// a closed port); ServFail and Refused are answers asked again of another
+// resolver when there is one; Truncated are UDP answers with the TC bit,
+// asked again over TCP (whose outcome is counted too).
+type ResolverCounts struct {
+	Server    string `json:"server"`
+	Answers   uint64 `json:"answers,omitempty"`
+	Timeouts  uint64 `json:"timeouts,omitempty"`
+	Errors    uint64 `json:"errors,omitempty"`
+	ServFail  uint64 `json:"servfail,omitempty"`
+	Refused   uint64 `json:"refused,omitempty"`
+	Truncated uint64 `json:"truncated,omitempty"`
+}
+
+// ResolverStats is what one resolver did since the [Crawler] started.
+type ResolverStats struct {
+	ResolverCounts
+	Up       bool   // in rotation (false: set aside after it stopped answering)
+	SetAside uint64 // times it was set aside
+}
+
+// queryResult is how one query to one resolver ended.
+type queryResult int
+
+const (
+	resAnswer queryResult = iota
+	resTimeout
+	resError
+	resServFail
+	resRefused
+	resTruncated
+	nResults
+)
+
+func (c *ResolverCounts) add(r queryResult) {
+	*c.field(r)++
+}
+
+func (c *ResolverCounts) field(r queryResult) *uint64 {
+	return [nResults]*uint64{&c.Answers, &c.Timeouts, &c.Errors, &c.ServFail, &c.Refused, &c.Truncated}[r]
+}
+
+// failed reports whether any query ended otherwise than with an answer.
+func (c *ResolverCounts) failed() bool {
+	return c.Timeouts+c.Errors+c.ServFail+c.Refused+c.Truncated > 0
+}
+
+// upstream is one resolver: its counters and whether it is in rotation.
+// It is safe for concurrent use.
+type upstream struct {
+	server   string
+	counts   [nResults]atomic.Uint64
+	setAside atomic.Uint64
+
+	mu        sync.Mutex
+	misses    int       // attempts in a row it left wholly unanswered
+	downUntil time.Time // zero while in rotation
+	trial     bool      // a lookup is trying it after its cooldown
+}
+
+// claim reports whether a lookup may use u at now: it is in rotation, or
+// its cooldown has passed and no other lookup is trying it yet (trial is
+// then true: this lookup is the one).
+func (u *upstream) claim(now time.Time) (ok, trial bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case u.downUntil.IsZero():
+		return true, false
+	case now.Before(u.downUntil) || u.trial:
+		return false, false
+	}
+	u.trial = true
+	return true, true
+}
+
+// attemptEnd is how an attempt on one resolver ended, for its health.
+type attemptEnd int
+
+const (
+	attemptAnswered  attemptEnd = iota // something came back
+	attemptMissed                      // nothing came back in time
+	attemptAbandoned                   // the lookup was cancelled first: no verdict
+)
+
+// report records how an attempt ended, trial or not: an answer puts u back
+// in rotation; a miss on trial, or the resolverMisses-th in a row, sets it
+// aside until now+cooldown.
+func (u *upstream) report(now time.Time, end attemptEnd, trial bool, cooldown time.Duration) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if trial {
+		u.trial = false
+	}
+	switch end {
+	case attemptAnswered:
+		u.misses, u.downUntil = 0, time.Time{}
+	case attemptMissed:
+		u.misses++
+		if trial || u.downUntil.IsZero() && u.misses >= resolverMisses {
+			u.downUntil = now.Add(cooldown)
+			u.setAside.Add(1)
+		}
+	}
+}
+
+func (u *upstream) stats() ResolverStats {
+	s := ResolverStats{ResolverCounts: ResolverCounts{Server: u.server}, SetAside: u.setAside.Load()}
+	for r := range nResults {
+		*s.field(r) = u.counts[r].Load()
+	}
+	u.mu.Lock()
+	s.Up = u.downUntil.IsZero()
+	u.mu.Unlock()
+	return s
+}
+
+// ResolverStats returns, for each resolver in the order configured, how its
+// queries ended and whether it is in rotation. It is safe to call at any
+// time, from any goroutine.
+func (c *Crawler) ResolverStats() []ResolverStats {
+	out := make([]ResolverStats, len(c.resolver.ups))
+	for i, u := range c.resolver.ups {
+		out[i] = u.stats()
+	}
+	return out
+}
+
+// errNoResolver reports a lookup that found no resolver worth asking.
+var errNoResolver = errors.New("dns: no resolver left to ask")
