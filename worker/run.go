@@ -29,6 +29,12 @@ func (w *Loop) Run(ctx context.Context) error {
 		w.reclaimLoop(reclaimCtx)
 	}()
 	defer func() { stopReclaim(); <-reclaimDone }()
+	stateDone := make(chan struct{})
+	go func() {
+		defer close(stateDone)
+		w.stateLoop(reclaimCtx)
+	}()
+	defer func() { stopReclaim(); <-stateDone }()
 
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, w.cfg.Concurrency)
