@@ -40,18 +40,17 @@ func metricsAddr(t *testing.T, p *proc) string {
 	return addr
 }
 
-// openDashboard loads the page at addr in a real Chromium and waits for
-// its first status.
-func openDashboard(t *testing.T, addr string) context.Context {
+// openDashboard loads the page at addr in Chromium (ctx, from
+// browsertest.New, started before the crawl: a busy machine can take
+// seconds to start it) and waits for the page's first status.
+func openDashboard(t *testing.T, ctx context.Context, addr string) {
 	t.Helper()
-	ctx := browsertest.New(t, 120*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "the page's first status", func() bool {
 		return eval[bool](t, ctx, `!!window.spyderStatus`)
 	})
-	return ctx
 }
 
 // TestDashboard_Standalone loads the dashboard of a running standalone
@@ -62,8 +61,9 @@ func TestDashboard_Standalone(t *testing.T) {
 	t.Parallel()
 	const hosts, dead = 60, 2
 	db := liveDB(t, hosts, dead)
+	ctx := browsertest.New(t, 180*time.Second)
 	p, out := slowRun(t, db, "--metrics-addr", "127.0.0.1:0")
-	ctx := openDashboard(t, metricsAddr(t, p))
+	openDashboard(t, ctx, metricsAddr(t, p))
 
 	pending0 := eval[float64](t, ctx, `spyderStatus.stats.pending`)
 	waitFor(t, 15*time.Second, "pending to fall and the chart to draw", func() bool {
@@ -112,6 +112,7 @@ func TestDashboard_Standalone(t *testing.T) {
 // seconds.
 func TestDashboard_FleetProbesAndHealth(t *testing.T) {
 	t.Parallel()
+	ctx := browsertest.New(t, 180*time.Second)
 	srv := redistest.Start(t)
 	backend := []string{"--redis", srv.Addr}
 	domains := make([]string, 200)
@@ -137,7 +138,7 @@ func TestDashboard_FleetProbesAndHealth(t *testing.T) {
 			t.Errorf("queue stats --redis lacks %q:\n%s", want, text)
 		}
 	}
-	ctx := openDashboard(t, addrs[0])
+	openDashboard(t, ctx, addrs[0])
 	waitFor(t, 15*time.Second, "both probes on the page", func() bool {
 		return eval[string](t, ctx, `[...document.querySelectorAll('#probes tbody tr td:first-child')].map(td => td.textContent).join(',')`) == "probe-1,probe-2"
 	})

@@ -135,6 +135,10 @@ func TestLive_QueueCommandsReachRunningCrawl(t *testing.T) {
 			t.Errorf("dead list lacks %q:\n%s", want, list)
 		}
 	}
+	// The verbs that need the file to themselves say who holds it.
+	if _, stderr, err := tryApp(t.Context(), "queue", "export", "--db", db); err == nil || !strings.Contains(err.Error(), "in use by a running `spyder run`") {
+		t.Errorf("queue export on a running crawl's file = %v %s, want it to say a run holds the file", err, stderr)
+	}
 	if got := spyderCmd(t, "queue", "dead", "retry", "--db", db); !strings.Contains(got, "moved 2 dead items back to pending") {
 		t.Errorf("dead retry said %q", got)
 	}
