@@ -57,7 +57,9 @@ type Status struct {
 	Outcomes map[string]int64  `json:"outcomes"`
 	History  []Point           `json:"history"`
 	Probes   []store.ProbeBeat `json:"probes"`
-	Dead     []Dead            `json:"dead"`
+	// ProbesError says why the probe list could not be read, if it could not.
+	ProbesError string `json:"probes_error,omitempty"`
+	Dead        []Dead `json:"dead"`
 }
 
 // Limits of one status answer.
@@ -95,10 +97,9 @@ func (b *Board) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	probes, err := b.q.Probes(ctx)
-	if err != nil {
-		return Status{}, err
-	}
+	// A probe list the store cannot read (a damaged key) leaves the rest
+	// of the status standing.
+	probes, perr := b.q.Probes(ctx)
 	dead, err := b.dead(ctx, deadShown)
 	if err != nil {
 		return Status{}, err
@@ -111,7 +112,7 @@ func (b *Board) Status(ctx context.Context) (Status, error) {
 		Stats: Stats{Pending: st.Pending, Processing: st.Processing, Dead: st.Dead, Seen: st.Seen,
 			OldestLeaseAge: st.OldestLeaseAge.Seconds()},
 		Done: p.Done, Inflight: p.Inflight, Rate: own, RateAll: all, Outcomes: p.Outcomes,
-		History: b.history(now, historySpan), Probes: probes, Dead: dead,
+		History: b.history(now, historySpan), Probes: probes, ProbesError: errText(perr), Dead: dead,
 	}, nil
 }
 
@@ -171,6 +172,14 @@ func limitParam(r *http.Request) (int, error) {
 		return 0, fmt.Errorf("limit %q is not a number", s)
 	}
 	return n, nil
+}
+
+// errText is err's message, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // reply writes v as JSON, or err as a 503: the store did not answer.

@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/spyder-crawler/spyder/control"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // liveDB makes a bbolt file holding n hosts (h00.example.com, …), of which
@@ -180,5 +183,24 @@ func TestLive_StaleSocketBlocksNothing(t *testing.T) {
 	}
 	if st := liveQueueStats(t, "--db", db); st.Pending != 0 || st.Processing != 0 {
 		t.Errorf("stats after the second run = %+v, want all done", st.statsJSON)
+	}
+}
+
+// TestQueueStats_DamagedProbeListKeepsCounts: a probe list Redis cannot
+// read (its key holds a string) is reported on stderr, and the counts are
+// printed anyway.
+func TestQueueStats_DamagedProbeListKeepsCounts(t *testing.T) {
+	t.Parallel()
+	addr, key := redistest.Addr(t), redistest.Prefix(t)
+	backend := []string{"--redis", addr, "--queue-key", key}
+	runApp(t, append(append([]string{"queue", "seed"}, backend...), mustDomains(t, []string{"a.example.com"}))...)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if err := c.Set(t.Context(), key+":probes-expiry", "not a sorted set", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := tryApp(t.Context(), append([]string{"queue", "stats"}, backend...)...)
+	if err != nil || !regexp.MustCompile(`pending\s+1\n`).MatchString(out) || !strings.Contains(stderr, "probe list") {
+		t.Errorf("queue stats with a damaged probe list = %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
 	}
 }

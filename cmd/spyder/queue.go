@@ -153,9 +153,11 @@ func queueStats(c *cli.Context, b inspector) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	probes, err := b.Probes(c.Context)
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.Name(), err)
+	// The probe list is an extra: one the store cannot read is reported
+	// and the counts are printed anyway.
+	probes, perr := b.Probes(c.Context)
+	if perr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "spyder: %s: probe list: %v\n", b.Name(), perr)
 	}
 	w := c.App.Writer
 	if c.Bool("json") {

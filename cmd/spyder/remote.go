@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -53,6 +54,9 @@ func (r remote) Stats(ctx context.Context) (queue.Stats, error) {
 
 func (r remote) Probes(ctx context.Context) ([]store.ProbeBeat, error) {
 	st, err := r.cl.Status(ctx)
+	if err == nil && st.ProbesError != "" {
+		err = errors.New(st.ProbesError)
+	}
 	return st.Probes, err
 }
 
