@@ -37,12 +37,13 @@ const (
 	maxAckBatch   = 256             // leases acked in one AckAll call
 	leaseWait     = time.Second     // how long Lease waits on an empty queue
 	leaseRetry    = 2 * time.Second // pause after a failed Lease
-
-	// DefaultStateEvery is how often a loop checks that the queue kept
-	// its state, unless Config.StateEvery says otherwise.
-	DefaultStateEvery = time.Second
-	maxLoggedHost     = 100 // hosts listed in one log line
+	maxLoggedHost = 100             // hosts listed in one log line
 )
+
+// DefaultStateEvery is how often a loop checks that the queue kept its
+// state, unless Config.StateEvery says otherwise: often, so that a loss
+// shows in the log and on /healthz within seconds, and cheap (one Stats).
+const DefaultStateEvery = time.Second
 
 // Config is how a Loop works.
 type Config struct {

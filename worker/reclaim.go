@@ -67,7 +67,8 @@ func (w *Loop) stateLoop(ctx context.Context) {
 // when last checked (seen): spyder never removes a seen host, so the backend
 // lost its data, e.g. Redis restarted without persistence. The probe keeps
 // going on what is left; the line tells the operator to restore a
-// snapshot, and [Loop.StateLost] reports true from then on. It returns the size now (seen when the queue does not answer).
+// snapshot, and [Loop.StateLost] reports true from then on. It returns the
+// size now (seen when the queue does not answer).
 func (w *Loop) checkState(ctx context.Context, seen int64) int64 {
 	st, err := w.q.Stats(ctx)
 	if err != nil {
