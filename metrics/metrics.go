@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/limiter"
@@ -111,6 +112,26 @@ func (m *Set) ObserveBatch(b *crawl.Batch) {
 	}
 }
 
+// Outcomes returns how many hosts this run wrote, by page outcome (the
+// spyder_hosts_total series).
+func (m *Set) Outcomes() map[string]int64 {
+	out := map[string]int64{}
+	ch := make(chan prometheus.Metric, 64)
+	go func() { m.hosts.Collect(ch); close(ch) }()
+	for c := range ch {
+		var pb dto.Metric
+		if c.Write(&pb) != nil {
+			continue
+		}
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == "outcome" {
+				out[l.GetValue()] = int64(pb.GetCounter().GetValue())
+			}
+		}
+	}
+	return out
+}
+
 // PageOutcome is how a probe ended: the status of its last step that ran.
 func PageOutcome(p crawl.ProbeOutcome) string {
 	for _, s := range p.Steps {
@@ -124,10 +145,11 @@ func PageOutcome(p crawl.ProbeOutcome) string {
 	return "unknown"
 }
 
-// Serve serves /metrics and /healthz on addr until stop is called.
-// /healthz answers 200 while the queue answers within two seconds. The
-// error is the listener's: the address is taken or malformed.
-func (m *Set) Serve(ctx context.Context, addr string, q queue.Worker, log *slog.Logger) (stop func(), err error) {
+// Serve serves /metrics and /healthz on addr, and root (when not nil) at
+// every other path, until stop is called. /healthz answers 200 while
+// health returns nil within two seconds, and 503 with its error otherwise.
+// The error is the listener's: the address is taken or malformed.
+func (m *Set) Serve(ctx context.Context, addr string, health func(context.Context) error, root http.Handler, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -137,12 +159,15 @@ func (m *Set) Serve(ctx context.Context, addr string, q queue.Worker, log *slog.
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		hctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if _, err := q.Stats(hctx); err != nil {
-			http.Error(w, "queue: "+err.Error(), http.StatusServiceUnavailable)
+		if err := health(hctx); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))
 	})
+	if root != nil {
+		mux.Handle("/", root)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,10 +1,11 @@
 // Package store holds, in one place, the contracts a backend of spyder
 // implements: the work queue ([queue.Queue]), the output's seen set
 // ([Emitted]), the spool of output batches an ingest endpoint has not taken
-// yet ([Spool]) and the limiter that holds the per-host rate ([Limiters]),
-// bundled as a [Backend]. store/boltstore (one bbolt file, standalone) and
-// store/redisstore (one Redis shared by a fleet) implement it, and
-// store/storetest is the one conformance suite both pass.
+// yet ([Spool]), the probes' heartbeats ([Probes]) and the limiter that
+// holds the per-host rate ([Limiters]), bundled as a [Backend].
+// store/boltstore (one bbolt file, standalone) and store/redisstore (one
+// Redis shared by a fleet) implement it, and store/storetest is the one
+// conformance suite both pass.
 //
 // Backends report a write their storage refused until someone acts (a full
 // disk, a Redis over maxmemory) as [ErrWritesRefused], so that a caller can
@@ -24,6 +25,7 @@ import (
 // the same file or Redis, under the same name, and stay valid until Close.
 type Backend interface {
 	queue.Queue
+	Probes
 
 	// Emitted returns the output seen set kept beside the queue; the error
 	// says what is wrong with the store where it keeps it.

@@ -40,6 +40,11 @@ const (
 	maxLoggedHost = 100             // hosts listed in one log line
 )
 
+// DefaultStateEvery is how often a loop checks that the queue kept its
+// state, unless Config.StateEvery says otherwise: often, so that a loss
+// shows in the log and on /healthz within seconds, and cheap (one Stats).
+const DefaultStateEvery = time.Second
+
 // Config is how a Loop works.
 type Config struct {
 	Concurrency   int           // hosts leased and not yet acked, at most
@@ -48,6 +53,7 @@ type Config struct {
 	Grace         time.Duration // time in-flight probes get on shutdown
 	ExitWhenEmpty bool          // return once nothing is pending or in flight
 	ReclaimEvery  time.Duration // how often expired leases are reclaimed
+	StateEvery    time.Duration // how often the queue's state is checked; 0: DefaultStateEvery
 
 	// Continuous queues discovered hosts while the queue has seen fewer
 	// than MaxDomains.
@@ -71,6 +77,7 @@ type Loop struct {
 	// seenMax is the largest seen set checkState saw; a smaller one later
 	// means the queue lost its state.
 	seenMax atomic.Int64
+	lost    atomic.Bool // the queue lost its state during this run
 
 	enqMu    sync.Mutex // serialises enqueue
 	mu       sync.Mutex
@@ -100,6 +107,10 @@ func (w *Loop) NoteSeen(n int64) {
 		}
 	}
 }
+
+// StateLost reports whether the queue lost its state (its seen set shrank)
+// while this loop ran: the crawl needs an operator to restore a snapshot.
+func (w *Loop) StateLost() bool { return w.lost.Load() }
 
 // Inflight reports how many hosts are leased and not yet acked or failed.
 func (w *Loop) Inflight() int {

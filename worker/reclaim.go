@@ -8,13 +8,11 @@ import (
 )
 
 // reclaimLoop returns expired leases (of crashed workers) to pending now
-// and then every ReclaimEvery, and checks that the queue kept its state.
+// and then every ReclaimEvery.
 func (w *Loop) reclaimLoop(ctx context.Context) {
 	t := time.NewTicker(w.cfg.ReclaimEvery)
 	defer t.Stop()
-	var seen int64
 	for {
-		seen = w.checkState(ctx, seen)
 		res, err := w.q.Reclaim(ctx, w.cfg.LeaseTTL, w.cfg.MaxAttempts)
 		switch {
 		case ctx.Err() != nil:
@@ -44,11 +42,33 @@ func (w *Loop) noteReclaimed(res queue.ReclaimResult) {
 	}
 }
 
+// stateLoop checks that the queue kept its state every StateEvery (one
+// Stats call, a few cheap reads), so that a loss is logged and /healthz
+// turns within seconds.
+func (w *Loop) stateLoop(ctx context.Context) {
+	every := w.cfg.StateEvery
+	if every <= 0 {
+		every = DefaultStateEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var seen int64
+	for {
+		seen = w.checkState(ctx, seen)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // checkState logs queue_state_lost when the queue's seen set is smaller than
 // when last checked (seen): spyder never removes a seen host, so the backend
 // lost its data, e.g. Redis restarted without persistence. The probe keeps
 // going on what is left; the line tells the operator to restore a
-// snapshot. It returns the size now (seen when the queue does not answer).
+// snapshot, and [Loop.StateLost] reports true from then on. It returns the
+// size now (seen when the queue does not answer).
 func (w *Loop) checkState(ctx context.Context, seen int64) int64 {
 	st, err := w.q.Stats(ctx)
 	if err != nil {
@@ -58,6 +78,7 @@ func (w *Loop) checkState(ctx context.Context, seen int64) int64 {
 		w.seenMax.Store(st.Seen)
 	}
 	if st.Seen < seen {
+		w.lost.Store(true)
 		w.log.Error("queue_state_lost", "seen_before", seen, "seen_now", st.Seen, "pending", st.Pending, "processing", st.Processing,
 			"note", "the queue forgot hosts it had seen: Redis lost its data (restarted without persistence?); "+
 				"restore the last `spyder queue export` snapshot with `spyder queue import` (README: When Redis loses its data)")

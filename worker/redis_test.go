@@ -138,3 +138,47 @@ func waitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestLoop_StateLossNoticedWithinSeconds: when Redis comes back empty (here
+// FLUSHALL), the loop notices within a few seconds, not at the next
+// reclaim, logs queue_state_lost and reports StateLost for /healthz.
+func TestLoop_StateLossNoticedWithinSeconds(t *testing.T) {
+	t.Parallel()
+	_, c, q := startRedisQueue(t)
+	var out bytes.Buffer
+	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
+	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 20, Seed: 31}, 10, &lockedSink{s: s}, 5*time.Second)
+	f.l.cfg.ExitWhenEmpty = false
+	f.l.cfg.ReclaimEvery = time.Hour // the state check must not wait for it
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- f.l.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitUntil(t, 30*time.Second, "every seed done and the seen set checked", func() bool {
+		return f.l.Done() == 10 && f.l.seenMax.Load() == 10
+	})
+	if f.l.StateLost() {
+		t.Fatal("StateLost before anything was lost")
+	}
+	if err := c.FlushAll(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lost := time.Now()
+	waitUntil(t, 3*time.Second, "StateLost after FLUSHALL", f.l.StateLost)
+	t.Logf("state loss noticed after %v", time.Since(lost).Round(time.Millisecond))
+	if !strings.Contains(f.logs.String(), `"msg":"queue_state_lost"`) {
+		t.Errorf("no queue_state_lost line:\n%s", f.logs)
+	}
+}
+
+// waitUntil polls cond every 20ms until it holds or limit passes.
+func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -22,13 +22,13 @@ func (w *Loop) Run(ctx context.Context) error {
 	workCtx, cancelWork := context.WithCancel(bg)
 	defer cancelWork()
 
-	reclaimDone := make(chan struct{})
-	reclaimCtx, stopReclaim := context.WithCancel(ctx)
-	go func() {
-		defer close(reclaimDone)
-		w.reclaimLoop(reclaimCtx)
-	}()
-	defer func() { stopReclaim(); <-reclaimDone }()
+	// Beside the work: reclaiming expired leases, and checking that the
+	// queue kept its state.
+	sideCtx, stopSide := context.WithCancel(ctx)
+	var side sync.WaitGroup
+	side.Go(func() { w.reclaimLoop(sideCtx) })
+	side.Go(func() { w.stateLoop(sideCtx) })
+	defer func() { stopSide(); side.Wait() }()
 
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, w.cfg.Concurrency)

@@ -11,7 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
+	"go.etcd.io/bbolt"
 
+	"github.com/spyder-crawler/spyder/control"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
@@ -178,6 +180,9 @@ func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (store.Bac
 	}
 	s, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
+		if _, ok := control.Dial(control.SocketPath(path)); ok && errors.Is(err, bbolt.ErrTimeout) {
+			return nil, fmt.Errorf("--db %s is in use by a running `spyder run`: stop it first (`queue stats` and `queue dead list|retry` work while it runs)", path)
+		}
 		return nil, err
 	}
 	return s, nil

@@ -19,10 +19,17 @@ import (
 type fakeProbe struct {
 	probeID, runID string
 	now            func() time.Time
+	delay          time.Duration // how long each host takes (--fake-probe-delay), or until ctx ends
 }
 
 // ProbeHost implements worker.Prober.
-func (f fakeProbe) ProbeHost(_ context.Context, name host.Name) *crawl.Result {
+func (f fakeProbe) ProbeHost(ctx context.Context, name host.Name) *crawl.Result {
+	if f.delay > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(f.delay):
+		}
+	}
 	host := string(name)
 	now := f.now().Unix()
 	h := fnv.New32a()

@@ -8,20 +8,40 @@ import (
 	"github.com/spyder-crawler/spyder/queue"
 )
 
-// TestProgressLine checks the operator's line and the rate estimate.
+// TestProgressLine checks the operator's line: done out of the total with
+// a percentage, the elapsed time, and an ETA that is never "0s" while
+// hosts are in flight.
 func TestProgressLine(t *testing.T) {
-	var r rate
-	t0 := time.Unix(1000, 0)
-	r.add(t0, 0)
-	perSec := r.add(t0.Add(2*time.Second), 100)
-	if perSec != 50 {
-		t.Errorf("rate = %v, want 50", perSec)
+	cases := []struct {
+		name     string
+		st       queue.Stats
+		inflight int
+		all      float64
+		want     string
+	}{
+		{"mid crawl", queue.Stats{Pending: 800, Processing: 100, Dead: 2, Seen: 1000}, 100, 50,
+			"done 98/1000 (9.8%) · pending 800 · in flight 100 · dead 2 · 40.0 hosts/s · elapsed 1m5s · ETA 18s"},
+		{"slow tail", queue.Stats{Processing: 3, Seen: 1000, OldestLeaseAge: 6 * time.Second}, 3, 0.1,
+			"done 997/1000 (99.7%) · pending 0 · in flight 3 · dead 0 · 40.0 hosts/s · elapsed 1m5s · ETA finishing 3 in flight (oldest 6s)"},
+		{"one host left, fast rate", queue.Stats{Pending: 1, Seen: 1000}, 0, 500,
+			"done 999/1000 (99.9%) · pending 1 · in flight 0 · dead 0 · 40.0 hosts/s · elapsed 1m5s · ETA 1s"},
+		{"no rate yet", queue.Stats{Pending: 10, Seen: 10}, 0, 0,
+			"done 0/10 (0.0%) · pending 10 · in flight 0 · dead 0 · 40.0 hosts/s · elapsed 1m5s · ETA -"},
+		{"finished", queue.Stats{Seen: 10}, 0, 3,
+			"done 10/10 (100.0%) · pending 0 · in flight 0 · dead 0 · 40.0 hosts/s · elapsed 1m5s · ETA 0s"},
+		{"hand-pushed items beyond the seen set", queue.Stats{Pending: 5, Seen: 2}, 0, 1,
+			"done 0/5 (0.0%) · pending 5 · in flight 0 · dead 0 · 40.0 hosts/s · elapsed 1m5s · ETA 5s"},
 	}
-	got := progressLine(100, queue.Stats{Pending: 900, Processing: 100, Dead: 2}, 100, perSec)
-	want := "done 100 · pending 900 · in flight 100 · dead 2 · 50.0 hosts/s · ETA 20s"
-	if got != want {
-		t.Errorf("progressLine = %q, want %q", got, want)
+	for _, c := range cases {
+		if got := progressLine(c.st, c.inflight, 40, c.all, 65*time.Second+300*time.Millisecond); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
 	}
+}
+
+// TestLineWriter: a log line clears the progress line, which the next
+// tick draws again.
+func TestLineWriter(t *testing.T) {
 	var buf bytes.Buffer
 	lw := &lineWriter{w: &buf}
 	lw.draw("p1")

@@ -35,7 +35,7 @@ func queueCommand() *cli.Command {
 				Name:   "stats",
 				Usage:  "print pending, processing, dead and seen counts and the oldest lease age",
 				Flags:  append(backendFlags(), &cli.BoolFlag{Name: "json", Usage: "print one JSON object"}),
-				Action: withBackend(true, queueStats),
+				Action: withInspector(queueStats),
 			}),
 			withConfig(&cli.Command{
 				Name:   "export",
@@ -70,12 +70,12 @@ func queueCommand() *cli.Command {
 						Flags: append(backendFlags(),
 							&cli.IntFlag{Name: "limit", Value: 100, Usage: "print at most `N` items (0: all)"},
 							&cli.BoolFlag{Name: "json", Usage: "print JSON lines"}),
-						Action: withBackend(true, queueDeadList),
+						Action: withInspector(queueDeadList),
 					}),
 					withConfig(&cli.Command{
 						Name: "retry", Usage: "move dead items back to pending with attempt 0",
 						Flags:  append(backendFlags(), &cli.IntFlag{Name: "limit", Usage: "retry at most `N` items (0: all)"}),
-						Action: withBackend(true, queueDeadRetry),
+						Action: withInspector(queueDeadRetry),
 					}),
 					withConfig(&cli.Command{
 						Name: "purge", Usage: "delete every dead item for good (needs --yes)",
@@ -148,16 +148,22 @@ func queueSeed(c *cli.Context) error {
 	})(c)
 }
 
-func queueStats(c *cli.Context, b store.Backend) error {
+func queueStats(c *cli.Context, b inspector) error {
 	st, err := b.Stats(c.Context)
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	// The probe list is an extra: one the store cannot read is reported
+	// and the counts are printed anyway.
+	probes, perr := b.Probes(c.Context)
+	if perr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "spyder: %s: probe list: %v\n", b.Name(), perr)
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
 		return json.NewEncoder(w).Encode(map[string]any{
 			"pending": st.Pending, "processing": st.Processing, "dead": st.Dead, "seen": st.Seen,
-			"oldest_lease_age_seconds": st.OldestLeaseAge.Seconds(),
+			"oldest_lease_age_seconds": st.OldestLeaseAge.Seconds(), "probes": probes,
 		})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -171,6 +177,23 @@ func queueStats(c *cli.Context, b store.Backend) error {
 		oldest = st.OldestLeaseAge.Round(time.Second).String()
 	}
 	fmt.Fprintf(tw, "oldest lease\t%s\n", oldest)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printProbes(w, probes)
+}
+
+// printProbes lists the probes alive (heard from within their heartbeat's
+// TTL), with their rate and the age of their last heartbeat.
+func printProbes(w io.Writer, probes []store.ProbeBeat) error {
+	if len(probes) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nPROBE\tHOSTS/S\tDONE\tIN FLIGHT\tLAST HEARTBEAT")
+	for _, p := range probes {
+		fmt.Fprintf(tw, "%s\t%.1f\t%d\t%d\t%s ago\n", p.ID, p.Rate, p.Done, p.Inflight, max(time.Since(p.At), 0).Round(time.Second))
+	}
 	return tw.Flush()
 }
 
@@ -233,7 +256,7 @@ func queueReclaim(c *cli.Context, b store.Backend) error {
 	return nil
 }
 
-func queueDeadList(c *cli.Context, b store.Backend) error {
+func queueDeadList(c *cli.Context, b inspector) error {
 	items, err := b.Dead(c.Context, c.Int("limit"))
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.Name(), err)
@@ -265,7 +288,7 @@ func queueDeadList(c *cli.Context, b store.Backend) error {
 	return tw.Flush()
 }
 
-func queueDeadRetry(c *cli.Context, b store.Backend) error {
+func queueDeadRetry(c *cli.Context, b inspector) error {
 	n, err := b.RetryDead(c.Context, c.Int("limit"))
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.Name(), err)

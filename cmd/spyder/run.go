@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/dashboard"
 	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/sink"
@@ -99,7 +100,9 @@ type running struct {
 	m       *metrics.Set
 	log     *slog.Logger
 	batcher *sink.Batcher
-	closes  []func() error // the limiter, the metrics server, the outputs; nil once closed
+	board   *dashboard.Board
+	probeID string
+	closes  []func() error // the limiter, the outputs, the servers; nil once closed
 }
 
 // wire builds the limiter, the probe, the metrics, the outputs and the
@@ -115,13 +118,6 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, log *slog.Logger) (*ru
 	if err != nil {
 		return r, err
 	}
-	if cfg.metricsAddr != "" {
-		stop, err := r.m.Serve(c.Context, cfg.metricsAddr, b, log)
-		if err != nil {
-			return r, usagef("--metrics-addr %s: %v", cfg.metricsAddr, err)
-		}
-		r.closes = append(r.closes, func() error { stop(); return nil })
-	}
 	out, err := openOutputs(c.Context, cfg, c.App.Writer, b, log, r.m)
 	if err != nil {
 		return r, err
@@ -136,7 +132,8 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, log *slog.Logger) (*ru
 	loop := cfg.loop
 	loop.ExitWhenEmpty = !b.Shared() || cfg.exitIfEmpty
 	r.loop = worker.New(b, probe, r.batcher, log, r.m, loop)
-	return r, nil
+	r.probeID = cfg.crawl.ProbeID
+	return r, r.serve(c.Context, cfg)
 }
 
 // newProbe returns the crawler, whose resolvers m reports, or with
@@ -153,7 +150,7 @@ func newProbe(cfg runConfig, lim limiter.Limiter, m *metrics.Set, log *slog.Logg
 		return crawler, nil
 	}
 	log.Warn("fake_probe", "note", "no host is contacted: every result is made up (a load test)")
-	return fakeProbe{probeID: cc.ProbeID, runID: cc.RunID, now: time.Now}, nil
+	return fakeProbe{probeID: cc.ProbeID, runID: cc.RunID, now: time.Now, delay: cfg.fakeDelay}, nil
 }
 
 // run runs the loop with the progress line and metrics polling beside it,

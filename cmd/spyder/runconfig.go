@@ -29,6 +29,8 @@ type runConfig struct {
 	metricsAddr string
 	progress    bool
 	fakeProbe   bool
+	fakeDelay   time.Duration // --fake-probe-delay
+	db          string        // --db, for the control socket beside it
 }
 
 // newRunConfig reads and checks the flags of `spyder run`; a bad value is
@@ -59,6 +61,7 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 		out: c.String("out"), format: c.String("format"),
 		ingest: c.String("ingest"), ingestWait: c.Duration("ingest-timeout"), ingestTries: c.Int("ingest-retries"),
 		metricsAddr: c.String("metrics-addr"), progress: c.Bool("progress"), fakeProbe: c.Bool("fake-probe"),
+		fakeDelay: c.Duration("fake-probe-delay"), db: c.String("db"),
 		crawl: crawl.Config{
 			Resolver: c.String("resolver"), RootCAs: roots, UserAgent: c.String("ua"),
 			ExcludeTLDs: splitList(c.String("exclude-tlds")), AllowPrivate: c.Bool("allow-private"), LimitKey: keyFn,

@@ -80,7 +80,7 @@ func runFlags() []cli.Flag {
 		dur(&cli.DurationFlag{Name: "grace", Value: defaultGrace, Category: catOps, EnvVars: env("GRACE"),
 			Usage: "on SIGINT/SIGTERM, time given to in-flight hosts before the rest is handed back"}),
 		str(&cli.StringFlag{Name: "metrics-addr", Category: catOps, EnvVars: env("METRICS_ADDR"),
-			Usage: "serve Prometheus /metrics and /healthz on this `ADDR` (e.g. :9090)"}),
+			Usage: "serve the dashboard (/), Prometheus /metrics and /healthz on this `ADDR` (e.g. :9090)"}),
 		boolean(&cli.BoolFlag{Name: "progress", Category: catOps, EnvVars: env("PROGRESS"), Value: true,
 			Usage: "draw a progress line on stderr when it is a terminal"}),
 		// Hidden, for end-to-end tests against a simulated internet.
@@ -89,6 +89,7 @@ func runFlags() []cli.Flag {
 			Usage: "send every connection through this HTTP CONNECT proxy"},
 		// Hidden, for load tests: no env var, so no stray setting fakes a crawl.
 		&cli.BoolFlag{Name: "fake-probe", Hidden: true, Usage: "probe nothing: answer every host with a fixed result (a load test)"},
+		&cli.DurationFlag{Name: "fake-probe-delay", Hidden: true, Usage: "with --fake-probe, take this long per host (a slow crawl to watch)"},
 	}
 	return append(backendFlags(), flags...)
 }

@@ -5,12 +5,14 @@ import (
 	"time"
 )
 
-// watch polls the queue every second for the metrics and the progress
-// line until ctx ends.
+// watch polls the queue every second for the metrics, the dashboard's
+// history and the progress line, and sends this probe's heartbeat every
+// beatEvery, until ctx ends.
 func watch(ctx context.Context, r *running, lw *lineWriter, progress bool) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	var rt rate
+	start := time.Now()
+	var lastBeat time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -24,9 +26,14 @@ func watch(ctx context.Context, r *running, lw *lineWriter, progress bool) {
 			}
 			r.m.ObserveQueue(st)
 			r.loop.NoteSeen(st.Seen)
-			perSec := rt.add(now, r.loop.Done())
+			pt := r.board.Record(now, st)
+			if now.Sub(lastBeat) >= beatEvery-100*time.Millisecond {
+				r.heartbeat(ctx, pt, now)
+				lastBeat = now
+			}
 			if progress {
-				lw.draw(progressLine(r.loop.Done(), st, r.loop.Inflight(), perSec))
+				own, all := r.board.Rates()
+				lw.draw(progressLine(st, pt.Inflight, own, all, now.Sub(start)))
 			}
 		}
 	}

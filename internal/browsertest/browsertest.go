@@ -76,7 +76,7 @@ func New(t testing.TB, timeout time.Duration) context.Context {
 // root), so that a person can look at what the test saw, and logs its path.
 func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG; below it, chromedp captures JPEG
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}

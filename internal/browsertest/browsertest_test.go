@@ -1,7 +1,9 @@
 package browsertest_test
 
 import (
+	"bytes"
 	"fmt"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,7 +35,11 @@ func TestBrowser_RunsScriptAndScreenshots(t *testing.T) {
 		t.Fatalf("page text %q, want the script's %q", text, "ran 42")
 	}
 	path := browsertest.Screenshot(t, ctx, "browsertest")
-	if fi, err := os.Stat(path); err != nil || fi.Size() < 100 {
-		t.Fatalf("screenshot %s: %v (size %v)", path, err, fi)
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < 100 {
+		t.Fatalf("screenshot %s: %v (%d bytes)", path, err, len(data))
+	}
+	if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+		t.Fatalf("screenshot %s is not a PNG: %v", path, err)
 	}
 }

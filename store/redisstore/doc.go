@@ -26,6 +26,8 @@
 //	spyder:queue:processing-noticed    hash    list-protocol in-flight item → when Reclaim first saw it
 //	spyder:queue:lease-seq             string  counter lease IDs are drawn from
 //	spyder:queue:replies:<store>       hash    recent script outcomes of one Store (see below)
+//	spyder:queue:probes                hash    probe ID → its last heartbeat (JSON); expires with the last beat
+//	spyder:queue:probes-expiry         zset    probe ID → when its last heartbeat expires (Unix ms)
 //
 // Items are the list protocol's JSON, stored as they came (unknown fields
 // included). A dead entry is

@@ -7,24 +7,28 @@ import "strings"
 // is in every key and Redis Cluster keeps them in one slot, which the Lua
 // scripts require.
 type keys struct {
-	pending    string // list: LPUSH in, RPOP oldest; the pending list of the older spyder's list protocol too (see package doc)
-	legacy     string // list: in-flight items of the older spyder's list protocol (see package doc)
-	dead       string // list: dead entries, RPUSH in, oldest at index 0
-	seen       string // set: every host ever seeded
-	leases     string // sorted set: "<lease ID> <item bytes>" → deadline (Unix ms)
-	leaseSeq   string // string: counter lease IDs are drawn from
-	legacySeen string // hash: legacy item bytes → when first noticed (Unix ms)
+	pending     string // list: LPUSH in, RPOP oldest; the pending list of the older spyder's list protocol too (see package doc)
+	legacy      string // list: in-flight items of the older spyder's list protocol (see package doc)
+	dead        string // list: dead entries, RPUSH in, oldest at index 0
+	seen        string // set: every host ever seeded
+	leases      string // sorted set: "<lease ID> <item bytes>" → deadline (Unix ms)
+	leaseSeq    string // string: counter lease IDs are drawn from
+	legacySeen  string // hash: legacy item bytes → when first noticed (Unix ms)
+	probes      string // hash: probe ID → its last heartbeat (JSON)
+	probeExpiry string // sorted set: probe ID → when its last heartbeat expires (Unix ms)
 }
 
 func newKeys(base string) keys {
 	return keys{
-		pending:    base,
-		legacy:     base + ":processing",
-		dead:       base + ":dead",
-		seen:       base + ":seen",
-		leases:     base + ":leases",
-		leaseSeq:   base + ":lease-seq",
-		legacySeen: base + ":processing-noticed",
+		pending:     base,
+		legacy:      base + ":processing",
+		dead:        base + ":dead",
+		seen:        base + ":seen",
+		leases:      base + ":leases",
+		leaseSeq:    base + ":lease-seq",
+		legacySeen:  base + ":processing-noticed",
+		probes:      base + ":probes",
+		probeExpiry: base + ":probes-expiry",
 	}
 }
 

@@ -49,8 +49,8 @@ type Harness struct {
 	Reopen func(t *testing.T, b store.Backend) store.Backend
 }
 
-// Run runs every conformance case: the queue's, the seen set's and the
-// spool's.
+// Run runs every conformance case: the queue's, the seen set's, the
+// spool's and the heartbeats'.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	t.Run("Queue", func(t *testing.T) {
@@ -61,6 +61,7 @@ func Run(t *testing.T, h Harness) {
 		t.Run("SurvivesReopen", func(t *testing.T) { testEmittedReopen(t, h) })
 	})
 	t.Run("Spool", func(t *testing.T) { runSpool(t, h) })
+	t.Run("Probes", func(t *testing.T) { runProbes(t, h) })
 }
 
 // runQueue runs every queue case against queues made by newQueue.
