@@ -177,6 +177,9 @@ func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (store.Bac
 		return nil, fmt.Errorf("--db %s does not exist (seed it with `spyder queue seed` or `spyder run --domains`)", path)
 	}
 	s, err := boltstore.Open(path, boltstore.Options{})
+	if errors.Is(err, boltstore.ErrDamaged) {
+		return nil, fmt.Errorf("%w; `spyder queue salvage --db=%s --to=NEW.db` copies what it can still read into a new file", err, path)
+	}
 	if err != nil {
 		return nil, err
 	}

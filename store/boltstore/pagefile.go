@@ -165,6 +165,7 @@ type pageFile struct {
 	// From the meta page in use: the high-water mark, the root bucket's
 	// page, the freelist page (or noFreelist) and the transaction.
 	hwm, root, freelist, txid uint64
+	metas                     metaPages
 }
 
 // page is a branch, leaf or freelist page, read whole with its overflow

@@ -39,10 +39,11 @@ type walker struct {
 
 	// bucket is called for each nested bucket before its records, with its
 	// path and sequence; record for each key/value record with the path of
-	// its bucket. Both may be nil; path and the bytes alias the walker's
-	// buffers and are only valid during the call.
+	// its bucket and the page it is on. Both may be nil. path is only valid
+	// during the call; key and value alias the page read, which is never
+	// reused.
 	bucket func(path [][]byte, seq uint64)
-	record func(path [][]byte, key, value []byte)
+	record func(path [][]byte, page uint64, key, value []byte)
 }
 
 func newWalker(pf *pageFile, strict bool) *walker {
@@ -128,7 +129,7 @@ func (w *walker) walkElems(path [][]byte, p *page, id uint64, lo, hi []byte) {
 		case len(path) == 0:
 			w.lose(path, id, fmt.Errorf("page %d element %d: a value at the top level, where bbolt keeps only buckets", id, i))
 		case w.record != nil:
-			w.record(path, e.key, e.value)
+			w.record(path, id, e.key, e.value)
 		}
 	}
 }
