@@ -78,7 +78,7 @@ func checkFile(path string, timeout time.Duration) error {
 		return &damageError{path: path, loss: losses[0]}
 	}
 	w := newWalker(pf, true)
-	w.walkPage(nil, pf.root, nil, nil)
+	w.walkPage(nil, pf.root, pf.meta, nil, nil)
 	if !w.stopped() && pf.freelist != noFreelist {
 		w.checkFreelist(pf.freelist)
 	}
@@ -107,7 +107,7 @@ func openPages(path string, f *os.File, size int64) (*pageFile, []Loss, error) {
 	if m.version != boltVersion {
 		return nil, nil, notBoltError(path, fmt.Errorf("format version %d, where bbolt reads %d: %w", m.version, boltVersion, bbolt.ErrVersionMismatch))
 	}
-	pf := &pageFile{f: f, size: size, pageSize: mp.pageSize, hwm: m.hwm, root: m.root, freelist: m.freelist, txid: m.txid, metas: mp}
+	pf := &pageFile{f: f, size: size, pageSize: mp.pageSize, hwm: m.hwm, root: m.root, freelist: m.freelist, txid: m.txid, meta: uint64(use), metas: mp}
 	var losses []Loss
 	if pages := uint64(size) / uint64(mp.pageSize); m.hwm > pages {
 		losses = append(losses, Loss{Page: -1, What: fmt.Sprintf(

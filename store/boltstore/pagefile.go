@@ -165,6 +165,7 @@ type pageFile struct {
 	// From the meta page in use: the high-water mark, the root bucket's
 	// page, the freelist page (or noFreelist) and the transaction.
 	hwm, root, freelist, txid uint64
+	meta                      uint64 // which meta page: 0 or 1
 	metas                     metaPages
 }
 

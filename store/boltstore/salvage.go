@@ -146,7 +146,7 @@ func (pf *pageFile) pickRoot() {
 		return
 	}
 	m := pf.metas.m[alt]
-	pf.hwm, pf.root, pf.freelist, pf.txid = m.hwm, m.root, m.freelist, m.txid
+	pf.hwm, pf.root, pf.freelist, pf.txid, pf.meta = m.hwm, m.root, m.freelist, m.txid, uint64(alt)
 }
 
 // copyPages walks pf's tree into a new bbolt file at dst, which exists
@@ -163,7 +163,10 @@ func copyPages(pf *pageFile, dst string) (SalvageReport, error) {
 	}
 	w := newWalker(pf, false)
 	w.bucket, w.record = c.bucket, c.record
-	w.walkPage(nil, pf.root, nil, nil)
+	w.walkPage(nil, pf.root, pf.meta, nil, nil)
+	if pf.freelist != noFreelist {
+		w.checkFreelist(pf.freelist) // holds no record, but its damage is worth telling
+	}
 	err = c.commit(false)
 	if err == nil {
 		err = db.Sync()

@@ -71,13 +71,18 @@ func (w *walker) mark(id uint64, n uint32) bool {
 }
 
 // walkPage walks the subtree rooted at page id of the bucket at path,
-// whose keys must lie in [lo, hi).
-func (w *walker) walkPage(path [][]byte, id uint64, lo, hi []byte) {
+// whose keys must lie in [lo, hi). from is the page that points to it (a
+// meta page for the root), which a bad pointer is reported against.
+func (w *walker) walkPage(path [][]byte, id, from uint64, lo, hi []byte) {
 	if w.stopped() {
 		return
 	}
-	if w.visited[id] {
-		w.lose(path, id, fmt.Errorf("page %d is reached twice", id))
+	if id < 2 || id >= w.pf.hwm || w.visited[id] {
+		why := fmt.Sprintf("outside the pages in use (2 to %d)", int64(w.pf.hwm)-1)
+		if w.visited[id] {
+			why = "which is reached twice"
+		}
+		w.lose(path, from, fmt.Errorf("page %d points to page %d, %s", from, id, why))
 		return
 	}
 	p, err := w.pf.read(id)
@@ -123,7 +128,7 @@ func (w *walker) walkElems(path [][]byte, p *page, id uint64, lo, hi []byte) {
 			if i+1 < len(els) && bad[i+1] == nil {
 				next = els[i+1].key
 			}
-			w.walkPage(path, e.child, e.key, next)
+			w.walkPage(path, e.child, id, e.key, next)
 		case e.bucket:
 			w.walkBucket(append(path[:len(path):len(path)], e.key), e.value, id)
 		case len(path) == 0:
@@ -141,7 +146,7 @@ func (w *walker) walkBucket(path [][]byte, v []byte, id uint64) {
 		w.bucket(path, seq)
 	}
 	if root != 0 {
-		w.walkPage(path, root, nil, nil)
+		w.walkPage(path, root, id, nil, nil)
 		return
 	}
 	p, err := inlinePage(v)
