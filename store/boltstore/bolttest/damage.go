@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -145,4 +146,50 @@ func mustCopy(tb testing.TB, from, to string) {
 	b, err := os.ReadFile(from)
 	must(tb, err)
 	must(tb, os.WriteFile(to, b, 0o600))
+}
+
+// MustMatch fails tb unless the salvaged copy dst of case c holds every
+// record c wants, with its value, and no record the undamaged file did not
+// hold; and unless every bucket with records kept its sequence.
+func MustMatch(tb testing.TB, c Case, dst string) {
+	tb.Helper()
+	want := c.Want(tb)
+	got, seqs := Records(tb, dst)
+	base, baseSeqs := Records(tb, c.Base)
+	var missing, invented []string
+	for k, v := range want {
+		if w, ok := got[k]; !ok || w != v {
+			missing = append(missing, k)
+		}
+	}
+	for k, v := range got {
+		if bv, ok := base[k]; (!ok || bv != v) && !strings.HasPrefix(k, "queue-meta ") {
+			invented = append(invented, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(invented)
+	if len(missing) > 0 {
+		tb.Errorf("salvaged copy misses %d of %d readable records, e.g. %v", len(missing), len(want), missing[:min(3, len(missing))])
+	}
+	if len(invented) > 0 {
+		tb.Errorf("salvaged copy holds %d records the file did not, e.g. %v", len(invented), invented[:min(3, len(invented))])
+	}
+	for b, seq := range seqs {
+		if CountBucket(got, b) > 0 && seq != baseSeqs[b] {
+			tb.Errorf("bucket %s sequence = %d, want %d", b, seq, baseSeqs[b])
+		}
+	}
+}
+
+// CountBucket counts the records of bucket in recs, not those of its
+// nested buckets.
+func CountBucket(recs map[string]string, bucket string) int {
+	n := 0
+	for k := range recs {
+		if strings.HasPrefix(k, bucket+" ") {
+			n++
+		}
+	}
+	return n
 }
