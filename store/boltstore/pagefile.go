@@ -68,13 +68,13 @@ type meta struct {
 // parseMeta decodes the meta page that starts b. A page whose checksum does
 // not match its fields is refused, as bbolt refuses it.
 func parseMeta(b []byte) (meta, error) {
+	if len(b) < pageHeaderSize+4 || ne.Uint32(b[pageHeaderSize:]) != boltMagic {
+		return meta{}, errNoMagic
+	}
 	if len(b) < pageHeaderSize+metaSize {
 		return meta{}, errShort
 	}
 	m := b[pageHeaderSize : pageHeaderSize+metaSize]
-	if ne.Uint32(m) != boltMagic {
-		return meta{}, errNoMagic
-	}
 	h := fnv.New64a()
 	h.Write(m[:56])
 	if h.Sum64() != ne.Uint64(m[56:]) {
