@@ -43,16 +43,16 @@ func queueSalvage(c *cli.Context) error {
 	w := c.App.Writer
 	fmt.Fprintf(w, "salvaged %s into %s (from transaction %d)\n", from, to, rep.Txid)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "bucket\trecords\tcounted\tnested buckets")
+	fmt.Fprintln(tw, "bucket\trecords\tcounted\tlost\tnested buckets")
 	for _, b := range rep.Buckets {
-		counted, nested := "", ""
+		counted, lost, nested := "", "", ""
 		if b.Counted >= 0 {
-			counted = fmt.Sprint(b.Counted)
+			counted, lost = fmt.Sprint(b.Counted), fmt.Sprint(max(b.Counted-int64(b.Records), 0))
 		}
 		if b.Nested > 0 {
 			nested = fmt.Sprint(b.Nested)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", b.Name, b.Records, counted, nested)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", b.Name, b.Records, counted, lost, nested)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

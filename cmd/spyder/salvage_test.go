@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,6 +79,14 @@ func TestE2E_DamagedDB(t *testing.T) {
 				t.Fatalf("spyder queue salvage: exit %d, stdout %q, stderr %q; want exit 0 and what was lost", code, stdout, stderr)
 			}
 			bolttest.MustMatch(t, c, to)
+			// The seen line tells how many of the seen hosts the file counted
+			// were lost.
+			base, _ := bolttest.Records(t, c.Base)
+			got, _ := bolttest.Records(t, to)
+			seen, lost := bolttest.CountBucket(got, "seen"), bolttest.CountBucket(base, "seen")-bolttest.CountBucket(got, "seen")
+			if fields := seenLine(stdout); fields != nil && !slices.Equal(fields, []string{"seen", fmt.Sprint(seen), fmt.Sprint(seen + lost), fmt.Sprint(lost)}) {
+				t.Errorf("salvage's seen line = %q, want %d copied, %d counted, %d lost", fields, seen, seen+lost, lost)
+			}
 			if _, stderr, code := runBinary(t, "queue", "stats", "--db", to); code != 0 {
 				t.Errorf("spyder queue stats on the salvaged copy: exit %d, stderr %q", code, stderr)
 			}
@@ -120,4 +129,15 @@ func TestE2E_SalvageRefuses(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "new.db")); err == nil {
 		t.Errorf("a failed salvage left its --to behind")
 	}
+}
+
+// seenLine returns the fields of the seen bucket's line of a salvage
+// report, or nil when the file's counts were lost with their page.
+func seenLine(report string) []string {
+	for _, l := range strings.Split(report, "\n") {
+		if f := strings.Fields(l); len(f) == 4 && f[0] == "seen" {
+			return f
+		}
+	}
+	return nil
 }
