@@ -165,7 +165,7 @@ func TestOpen_RandomDamage(t *testing.T) {
 	used := int(l.Meta().HWM) * l.PageSize
 	rng := rand.New(rand.NewPCG(7, 11))
 	refused := 0
-	for i := range 60 {
+	for i := range 30 {
 		b := bytes.Clone(orig)
 		for range 1 + rng.IntN(4) {
 			page := rng.IntN(used / l.PageSize)
