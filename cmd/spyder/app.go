@@ -179,6 +179,9 @@ func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (store.Bac
 		return nil, fmt.Errorf("--db %s does not exist (seed it with `spyder queue seed` or `spyder run --domains`)", path)
 	}
 	s, err := boltstore.Open(path, boltstore.Options{})
+	if errors.Is(err, boltstore.ErrDamaged) {
+		return nil, fmt.Errorf("%w; `spyder queue salvage --db=%s --to=NEW.db` copies what it can still read into a new file", err, path)
+	}
 	if err != nil {
 		if _, ok := control.Dial(control.SocketPath(path)); ok && errors.Is(err, bbolt.ErrTimeout) {
 			return nil, fmt.Errorf("--db %s is in use by a running `spyder run`: stop it first (`queue stats` and `queue dead list|retry` work while it runs)", path)

@@ -136,8 +136,9 @@ type Store struct {
 
 // Open opens (creating if needed) the bbolt file at path and starts the
 // committer. It fails with a message naming the file when another process
-// holds it (after Options.Timeout) or when it is not a bbolt database, in
-// which case the file is left as it was.
+// holds it (after Options.Timeout), when it is not a bbolt database, or
+// when it is damaged ([ErrDamaged]: its structure is read and checked
+// first, and one problem named); in each case the file is left as it was.
 //
 // A write the file does not take (disk full, read-only file system, I/O
 // error) stops the store: that call and every later one but Close return an
@@ -153,33 +154,9 @@ func Open(path string, o Options) (*Store, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
-		Timeout:        o.Timeout,
-		NoSync:         o.NoSync,
-		NoFreelistSync: true,
-		FreelistType:   bbolt.FreelistMapType,
-	})
-	switch {
-	case errors.Is(err, bbolt.ErrTimeout):
-		return nil, fmt.Errorf("%s is locked by another process (waited %v): %w", path, o.Timeout, err)
-	case errors.Is(err, bbolt.ErrInvalid), errors.Is(err, bbolt.ErrVersionMismatch), errors.Is(err, bbolt.ErrChecksum):
-		return nil, fmt.Errorf("%s is not a bbolt database: %w", path, err)
-	case err != nil && strings.Contains(err.Error(), path): // "open PATH: read-only file system"
-		return nil, err
-	case err != nil:
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, b := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen, bucketMeta} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return fmt.Errorf("bucket %s: %w", b, err)
-			}
-		}
-		return recount(tx)
-	})
+	db, err := openDB(path, o)
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
 	s := &Store{
 		db:      db,
