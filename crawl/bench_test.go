@@ -111,28 +111,17 @@ func BenchmarkCrawl(b *testing.B) {
 	b.ReportMetric(100*float64(timeouts)/probed, "timeout-%")
 }
 
-// memPeaks samples the runtime's memory classes while a benchmark runs,
-// to log where its peak RSS went.
+// memPeaks samples the runtime's heap objects and goroutine stacks while
+// a benchmark runs, to tell where its peak RSS went.
 type memPeaks struct {
-	done chan struct{}
-	wg   sync.WaitGroup
-	max  []uint64
-}
-
-var memClasses = []string{
-	"/memory/classes/heap/objects:bytes",
-	"/memory/classes/heap/unused:bytes",
-	"/memory/classes/heap/free:bytes",
-	"/memory/classes/heap/stacks:bytes",
-	"/memory/classes/total:bytes",
+	done        chan struct{}
+	wg          sync.WaitGroup
+	heap, stack uint64
 }
 
 func sampleMemory() *memPeaks {
-	m := &memPeaks{done: make(chan struct{}), max: make([]uint64, len(memClasses))}
-	s := make([]metrics.Sample, len(memClasses))
-	for i, n := range memClasses {
-		s[i].Name = n
-	}
+	m := &memPeaks{done: make(chan struct{})}
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -140,9 +129,7 @@ func sampleMemory() *memPeaks {
 		defer t.Stop()
 		for {
 			metrics.Read(s)
-			for i := range s {
-				m.max[i] = max(m.max[i], s[i].Value.Uint64())
-			}
+			m.heap, m.stack = max(m.heap, s[0].Value.Uint64()), max(m.stack, s[1].Value.Uint64())
 			select {
 			case <-m.done:
 				return
@@ -153,12 +140,12 @@ func sampleMemory() *memPeaks {
 	return m
 }
 
+// stop ends the sampling and reports the peaks.
 func (m *memPeaks) stop(b *testing.B) {
 	close(m.done)
 	m.wg.Wait()
-	for i, n := range memClasses {
-		b.Logf("peak %-36s %6.1f MiB", n, float64(m.max[i])/(1<<20))
-	}
+	b.ReportMetric(float64(m.heap)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(m.stack)/(1<<20), "peak-stacks-MiB")
 }
 
 func envInt(tb testing.TB, name string, def int) int {
