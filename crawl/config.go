@@ -129,6 +129,7 @@ func New(cfg Config) (*Crawler, error) {
 		cfg:      cfg,
 		resolver: newResolver(cfg.Resolver, cfg.DNSTimeout, cfg.DNSRetries),
 		robots:   newRobotsCache(robotsCacheSize, robotsCacheTTL),
+		verified: newVerifyCache(),
 		exclude:  make(map[string]bool),
 	}
 	for _, t := range cfg.ExcludeTLDs {
