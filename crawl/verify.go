@@ -3,13 +3,14 @@ package crawl
 import (
 	"crypto/sha256"
 	"crypto/x509"
+	"errors"
 	"sync"
 	"time"
 )
 
 // verifyCacheSize bounds the chains whose verification is remembered; at
-// about a hundred bytes each, the cache stays under a megabyte.
-const verifyCacheSize = 8192
+// a few hundred bytes each, the cache stays around a megabyte.
+const verifyCacheSize = 4096
 
 // verifyCacheTTL is how long a remembered result stands: the roots it was
 // checked against are the same for the whole crawl, and a result is
@@ -29,7 +30,9 @@ type verifyCache struct {
 
 // verifyResult is a chain's verification error (nil: it verified) and the
 // span of time over which it holds: the intersection of the certificates'
-// validity windows and the cache's TTL.
+// validity windows and the cache's TTL. The error keeps only its message:
+// x509's errors hold the certificate they are about, which the cache
+// would otherwise keep alive.
 type verifyResult struct {
 	err         error
 	from, until time.Time
@@ -62,7 +65,10 @@ func (vc *verifyCache) verify(chain []*x509.Certificate, host string, roots *x50
 	// The result holds while every certificate the server sent stays
 	// within its validity window; one computed outside it (an expired or
 	// not yet valid certificate) is not kept.
-	r = verifyResult{err: err, until: now.Add(verifyCacheTTL)}
+	r = verifyResult{until: now.Add(verifyCacheTTL)}
+	if err != nil {
+		r.err = errors.New(err.Error())
+	}
 	for _, c := range chain {
 		if c.NotBefore.After(r.from) {
 			r.from = c.NotBefore

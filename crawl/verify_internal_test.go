@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"fmt"
 	"math/big"
 	"testing"
@@ -127,5 +128,23 @@ func TestVerifyCache_Bounded(t *testing.T) {
 		if len(vc.m) > verifyCacheSize {
 			t.Fatalf("cache holds %d chains after %d, bound %d", len(vc.m), i+1, verifyCacheSize)
 		}
+	}
+}
+
+// TestVerifyCache_KeepsNoCertificate: a remembered failure keeps its
+// message, not x509's error, which holds the certificate it is about (a
+// crawl of self-signed hosts would otherwise keep thousands alive).
+func TestVerifyCache_KeepsNoCertificate(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	self, _ := testCert(t, "self", []string{"a.example"}, now.Add(-time.Hour), now.Add(time.Hour), nil, nil)
+	chain := []*x509.Certificate{self}
+	vc := newVerifyCache()
+	err := vc.verify(chain, "a.example", x509.NewCertPool(), now)
+	if err == nil {
+		t.Fatal("self-signed chain verified")
+	}
+	var ua x509.UnknownAuthorityError
+	if r, ok := vc.m[chainKey(chain)]; !ok || errors.As(r.err, &ua) || r.err.Error() != err.Error() {
+		t.Errorf("remembered %#v (found %v), want the message %q only", r.err, ok, err)
 	}
 }
