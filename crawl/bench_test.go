@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,17 +21,23 @@ import (
 // hosts, 20 ms added to every DNS answer, 50 ms to every connect and HTTP
 // response, 3% of hosts hanging, trickling forever or slow; the default
 // limiter (1 request/s per host, burst 3), the default timeouts. It reports
-// hosts/s end to end (slow tail included), the CPU time per host (both
-// sides) and the process's peak RSS, the world's servers included
-// (start-RSS-MiB is the process's RSS once the world is up, before the
-// crawl):
+// hosts/s end to end (slow tail included), the CPU time per host, the
+// process's peak RSS (start-RSS-MiB is its RSS once the world is up, before
+// the crawl), the RSS the crawl added per probe in flight (peak less start,
+// over the workers, who are all busy until the tail), and the share of
+// hosts whose probe hit a timeout:
 //
 //	go test -run '^$' -bench Crawl -benchtime 1x -cpuprofile cpu.out ./crawl
 //
 // With SPYDER_BENCH_WORLD=process the world runs in a child process (this
-// test binary running TestWorldProcess) and the figures are the crawler's
-// alone; certificates then do not verify (the child's CA cannot be passed
-// over), and connections go through the child's forwarder.
+// test binary running TestWorldProcess) and the CPU and memory figures are
+// the crawler's alone (getrusage of this process); certificates then do
+// not verify (the child's CA cannot be passed over), and connections go
+// through the child's forwarder. Otherwise they count both sides.
+//
+// A loaded machine shows in timeout-%: DNS answers and handshakes that come
+// too late make probes end early and cheap, so a run whose timeout-% is
+// well above the quiet machine's (about 10%) says little about CPU per host.
 //
 // SPYDER_BENCH_HOSTS, SPYDER_BENCH_WORKERS and SPYDER_BENCH_TIMEOUT (a Go
 // duration) override the size, the worker count and HostTimeout;
@@ -76,19 +84,68 @@ func BenchmarkCrawl(b *testing.B) {
 		defer t.Stop()
 	}
 	var elapsed time.Duration
+	peaks := sampleMemory()
+	timeouts := 0
 	for b.Loop() {
 		run := crawlTarget(b, w, crawlOptions{workers: workers, rate: 1, burst: 3, mod: func(c *crawl.Config) {
 			c.HostTimeout = timeout
 		}})
 		elapsed += run.elapsed
 		run.logTimes(b)
+		for k, n := range run.count {
+			if strings.Contains(k, crawl.StatusTimeout) {
+				timeouts += n
+			}
+		}
 	}
-	b.ReportMetric(float64(len(w.Seeds)*b.N)/elapsed.Seconds(), "hosts/s")
-	// CPU per host, both sides (the world's servers run in this process):
-	// what the 2-core ceiling is, whatever else the machine is running.
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(time.Millisecond)/float64(len(w.Seeds)*b.N), "cpu-ms/host")
-	b.ReportMetric(procStatusMiB(b, "VmHWM"), "peak-RSS-MiB")
+	peaks.stop(b)
+	probed := float64(len(w.Seeds) * b.N)
+	b.ReportMetric(probed/elapsed.Seconds(), "hosts/s")
+	// CPU per host: what the 2-core ceiling is, whatever else the machine
+	// is running.
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(time.Millisecond)/probed, "cpu-ms/host")
+	peak := procStatusMiB(b, "VmHWM")
+	b.ReportMetric(peak, "peak-RSS-MiB")
 	b.ReportMetric(worldRSS, "start-RSS-MiB")
+	b.ReportMetric((peak-worldRSS)*1024/float64(workers), "KiB/in-flight")
+	b.ReportMetric(100*float64(timeouts)/probed, "timeout-%")
+}
+
+// memPeaks samples the runtime's heap objects and goroutine stacks while
+// a benchmark runs, to tell where its peak RSS went.
+type memPeaks struct {
+	done        chan struct{}
+	wg          sync.WaitGroup
+	heap, stack uint64
+}
+
+func sampleMemory() *memPeaks {
+	m := &memPeaks{done: make(chan struct{})}
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			m.heap, m.stack = max(m.heap, s[0].Value.Uint64()), max(m.stack, s[1].Value.Uint64())
+			select {
+			case <-m.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return m
+}
+
+// stop ends the sampling and reports the peaks.
+func (m *memPeaks) stop(b *testing.B) {
+	close(m.done)
+	m.wg.Wait()
+	b.ReportMetric(float64(m.heap)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(m.stack)/(1<<20), "peak-stacks-MiB")
 }
 
 func envInt(tb testing.TB, name string, def int) int {

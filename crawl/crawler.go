@@ -13,6 +13,7 @@ type Crawler struct {
 	cfg      Config
 	resolver *resolver
 	robots   *robotsCache
+	verified *verifyCache
 	exclude  map[string]bool
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -37,7 +36,8 @@ func handshake(cctx context.Context, nc net.Conn, host string) (net.Conn, *tls.C
 }
 
 // recordCert records the leaf certificate of the host's first TLS
-// connection, verified against RootCAs for the host's name.
+// connection, verified against RootCAs for the host's name (the chain's
+// signatures once per crawl, through the crawler's verifyCache).
 func (p *probe) recordCert(cs *tls.ConnectionState) {
 	if cs == nil || len(cs.PeerCertificates) == 0 {
 		p.set(StepTLS, StatusTLSError, "no certificate")
@@ -46,16 +46,7 @@ func (p *probe) recordCert(cs *tls.ConnectionState) {
 	leaf := cs.PeerCertificates[0]
 	sum := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
 	spki := hex.EncodeToString(sum[:])
-	inter := x509.NewCertPool()
-	for _, c := range cs.PeerCertificates[1:] {
-		inter.AddCert(c)
-	}
-	_, verr := leaf.Verify(x509.VerifyOptions{
-		DNSName:       p.host,
-		Roots:         p.c.cfg.RootCAs,
-		Intermediates: inter,
-		CurrentTime:   p.c.cfg.Now(),
-	})
+	verr := p.c.verified.verify(cs.PeerCertificates, p.host, p.c.cfg.RootCAs, p.c.cfg.Now())
 	sans := append([]string(nil), leaf.DNSNames...)
 	for _, ip := range leaf.IPAddresses {
 		sans = append(sans, ip.String())

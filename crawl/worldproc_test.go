@@ -137,9 +137,10 @@ func startWorldProcess(tb testing.TB, hosts int) *worldProcess {
 	return p
 }
 
-// dial connects to addr in the child's world through its forwarder.
+// dial connects to addr in the child's world through its forwarder, with
+// TCP keep-alive off as the crawler's default dialer has it.
 func (p *worldProcess) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
+	d := net.Dialer{KeepAlive: -1}
 	c, err := d.DialContext(ctx, "tcp", p.info.Forward)
 	if err != nil {
 		return nil, err
