@@ -24,6 +24,7 @@ type Summary struct {
 // Ranked is a node and how many distinct hosts point at it.
 type Ranked struct {
 	ID    string `json:"id"`
+	Label string `json:"label,omitempty"` // a certificate's subject CN
 	Hosts int    `json:"hosts"`
 }
 
@@ -43,9 +44,16 @@ var TopKinds = []struct{ Key, EdgeType, Title string }{
 type summarizer struct {
 	s       *Summary
 	targets map[string]map[string]int // edge type → target → hosts
+	certCN  map[string]string         // SPKI SHA-256 → subject CN
 }
 
-func (z *summarizer) node(n Node) error { z.s.Nodes[n.Type]++; return nil }
+func (z *summarizer) node(n Node) error {
+	z.s.Nodes[n.Type]++
+	if n.Cert != nil {
+		z.certCN[n.ID] = n.Cert.SubjectCN
+	}
+	return nil
+}
 
 func (z *summarizer) edge(e *crawl.Edge) error {
 	z.s.Edges[e.Type]++
@@ -75,7 +83,7 @@ func (z *summarizer) probe(p *crawl.ProbeOutcome) error {
 func Summarize(r *Reader, names []string, n int) (*Summary, error) {
 	s := &Summary{Nodes: map[string]int{}, Edges: map[string]int{}, Outcomes: map[string]int{},
 		Top: map[string][]Ranked{}, Problems: &r.Problems}
-	z := &summarizer{s: s, targets: map[string]map[string]int{}}
+	z := &summarizer{s: s, targets: map[string]map[string]int{}, certCN: map[string]string{}}
 	for _, k := range TopKinds {
 		z.targets[k.EdgeType] = map[string]int{}
 	}
@@ -84,6 +92,9 @@ func Summarize(r *Reader, names []string, n int) (*Summary, error) {
 	}
 	for _, k := range TopKinds {
 		s.Top[k.Key] = top(z.targets[k.EdgeType], n)
+	}
+	for i, r := range s.Top["cert"] {
+		s.Top["cert"][i].Label = z.certCN[r.ID]
 	}
 	return s, nil
 }

@@ -10,15 +10,15 @@ import (
 
 // WriteText prints s for a person: the counts, then each ranking.
 func (s *Summary) WriteText(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	section := func(title string, counts map[string]int) {
 		total := 0
 		for _, n := range counts {
 			total += n
 		}
-		fmt.Fprintf(tw, "%s\t%d\t\n", title, total)
+		fmt.Fprintf(tw, "%s\t%12d\n", title, total)
 		for _, kv := range sortedCounts(counts) {
-			fmt.Fprintf(tw, "  %s\t%d\t\n", kv.ID, kv.Hosts)
+			fmt.Fprintf(tw, "  %s\t%12d\n", kv.ID, kv.Hosts)
 		}
 	}
 	section("nodes", s.Nodes)
@@ -40,7 +40,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		for i, r := range ranked {
-			fmt.Fprintf(tw, "%d.\t%d\t  %s\n", i+1, r.Hosts, r.ID)
+			label := r.ID
+			if r.Label != "" {
+				label += "  (" + r.Label + ")"
+			}
+			fmt.Fprintf(tw, "%d.\t%d\t  %s\n", i+1, r.Hosts, label)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

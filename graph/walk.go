@@ -88,11 +88,17 @@ type walker struct {
 	nodes    hashSet
 	edges    hashSet
 	probes   hashSet
-	implicit map[uint64]Node // edge ends whose record has not come yet
+	implicit map[uint64]end // edge ends whose record has not come yet
+}
+
+// end is a node known so far only as an edge's end: its ID and type.
+type end struct {
+	id  string
+	typ string
 }
 
 func newWalker(v visitor) *walker {
-	return &walker{v: v, nodes: hashSet{}, edges: hashSet{}, probes: hashSet{}, implicit: map[uint64]Node{}}
+	return &walker{v: v, nodes: hashSet{}, edges: hashSet{}, probes: hashSet{}, implicit: map[uint64]end{}}
 }
 
 // batch visits one batch: its nodes first, then its edges and probes.
@@ -146,28 +152,28 @@ func (w *walker) edge(e *crawl.Edge) error {
 	if e.Source == "" || e.Target == "" || !w.edges.add(keyHash(e.Type, e.Source, e.Target)) {
 		return nil
 	}
-	w.end(TypeDomain, e.Source)
-	w.end(TargetType(e.Type), e.Target)
+	w.noteEnd(TypeDomain, e.Source)
+	w.noteEnd(TargetType(e.Type), e.Target)
 	return w.v.edge(e)
 }
 
 // end notes a node named by an edge, to be visited at the end if its
 // record never comes.
-func (w *walker) end(typ, id string) {
+func (w *walker) noteEnd(typ, id string) {
 	h := keyHash(typ, id)
 	if _, ok := w.nodes[h]; ok {
 		return
 	}
 	if _, ok := w.implicit[h]; !ok {
-		w.implicit[h] = Node{Type: typ, ID: id}
+		w.implicit[h] = end{id: id, typ: typ}
 	}
 }
 
 // finish visits the nodes known only as edge ends, sorted by type and ID.
 func (w *walker) finish() error {
 	rest := make([]Node, 0, len(w.implicit))
-	for _, n := range w.implicit {
-		rest = append(rest, n)
+	for _, e := range w.implicit {
+		rest = append(rest, Node{Type: e.typ, ID: e.id})
 	}
 	sort.Slice(rest, func(i, j int) bool {
 		if rest[i].Type != rest[j].Type {
@@ -181,7 +187,7 @@ func (w *walker) finish() error {
 			return err
 		}
 	}
-	w.implicit = map[uint64]Node{}
+	w.implicit = map[uint64]end{}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -25,6 +26,12 @@ func graphCommand() *cli.Command {
 		Description: "Each subcommand reads the files named (or stdin, with - or no file) as a stream.\n" +
 			"Bad lines are reported on stderr with their file and line, and skipped; the command\n" +
 			"exits 1 when no valid line was read at all.",
+		Before: func(*cli.Context) error {
+			if os.Getenv("GOMEMLIMIT") == "" {
+				debug.SetMemoryLimit(graphMemoryLimit)
+			}
+			return nil
+		},
 		Subcommands: []*cli.Command{
 			{
 				Name: "summary", Usage: "counts by type, hosts by outcome, the most shared infrastructure",
@@ -63,6 +70,12 @@ func graphCommand() *cli.Command {
 		},
 	}
 }
+
+// graphMemoryLimit is the Go heap's soft limit for `spyder graph` unless
+// GOMEMLIMIT says otherwise: what it keeps of a million-host crawl (hashes
+// of every node and edge, per-target counts) is about 450 MiB, and without
+// a limit the garbage collector would let the heap grow to twice that.
+const graphMemoryLimit = 768 << 20
 
 // graphInput returns the reader and the input names: the arguments, or
 // stdin when there are none.
