@@ -19,6 +19,7 @@ type model struct {
 	edges    map[[3]string]crawl.Edge   // (type, source, target) → first edge
 	domains  map[string]crawl.DomainNode
 	certs    map[string]crawl.CertNode
+	ips      map[string]crawl.IPNode
 	outcomes map[string]string // host → page status
 }
 
@@ -34,7 +35,7 @@ func loadModel(t testing.TB, paths ...string) *model {
 	t.Helper()
 	m := &model{nodes: map[string]map[string]bool{TypeDomain: {}, TypeIP: {}, TypeCert: {}},
 		edges: map[[3]string]crawl.Edge{}, domains: map[string]crawl.DomainNode{},
-		certs: map[string]crawl.CertNode{}, outcomes: map[string]string{}}
+		certs: map[string]crawl.CertNode{}, ips: map[string]crawl.IPNode{}, outcomes: map[string]string{}}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -66,6 +67,9 @@ func (m *model) add(b *crawl.Batch) {
 	}
 	for _, ip := range b.NodesIP {
 		m.nodes[TypeIP][ip.IP] = true
+		if _, ok := m.ips[ip.IP]; !ok {
+			m.ips[ip.IP] = ip
+		}
 	}
 	for _, c := range b.NodesCert {
 		m.nodes[TypeCert][c.SPKISHA256] = true
