@@ -17,6 +17,7 @@
   let expandable = new Set();
   let selected = null;
   let drawing = 0, drawn = 0;
+  let settled = false; // the layout has stopped moving
 
   const esc = s => String(s).replace(/[&<>"']/g, c => '&#' + c.charCodeAt(0) + ';');
   const other = (l, id) => (l.source === id ? l.target : l.source);
@@ -56,6 +57,7 @@
     .onRenderFramePre(() => { drawing = 0; })
     .onRenderFramePost(() => { drawn = drawing; })
     .onNodeClick(n => { select(n.id); expand(n.id); })
+    .onEngineStop(() => { settled = true; })
     .cooldownTicks(300);
 
   // refresh gives the layout the shown nodes and the links between them;
@@ -65,6 +67,7 @@
     const links = data.links.filter(l => shown.has(l.source) && shown.has(l.target))
       .map(l => ({ source: l.source, target: l.target, type: l.type }));
     expandable = new Set(nodes.filter(n => hiddenNeighbours(n.id) > 0).map(n => n.id));
+    settled = false;
     graph.graphData({ nodes, links });
     document.getElementById('status').textContent =
       nodes.length + ' of ' + data.nodes.length + ' nodes shown, ' + links.length + ' edges' +
@@ -147,6 +150,7 @@
     shownCount: () => shown.size,
     drawnCount: () => drawn,
     selected: () => selected,
+    settled: () => settled,
     isShown: id => shown.has(id),
   };
 })();
