@@ -19,13 +19,15 @@
   let drawing = 0, drawn = 0;
   let settled = false; // the layout has stopped moving
 
+  // shortName labels a certificate by its subject, not its 64-digit hash.
+  const shortName = n => (n.type === 'cert' ? (n.attrs && n.attrs.subject_cn) || n.id.slice(0, 12) + '…' : n.id);
   const esc = s => String(s).replace(/[&<>"']/g, c => '&#' + c.charCodeAt(0) + ';');
   const other = (l, id) => (l.source === id ? l.target : l.source);
   const hiddenNeighbours = id => (adj.get(id) || []).filter(l => !shown.has(other(l, id))).length;
 
   const graph = new ForceGraph(document.getElementById('graph'))
     .nodeId('id')
-    .nodeLabel(n => esc(n.type + ': ' + n.id))
+    .nodeLabel(n => esc(n.type + ': ' + shortName(n)))
     .nodeCanvasObject((n, ctx, scale) => {
       drawing++;
       const r = n.id === selected ? 7 : 4.5;
@@ -41,7 +43,7 @@
       if (scale > 2.5 || n.id === selected) {
         ctx.font = (11 / scale) + 'px system-ui, sans-serif';
         ctx.fillStyle = '#222';
-        ctx.fillText(n.id, n.x + r + 2 / scale, n.y + 3 / scale);
+        ctx.fillText(shortName(n), n.x + r + 2 / scale, n.y + 3 / scale);
       }
     })
     .nodePointerAreaPaint((n, color, ctx) => {
@@ -133,7 +135,7 @@
   document.getElementById('legend').innerHTML = Object.keys(TYPE_COLORS).map(t =>
     '<li><span style="background:' + TYPE_COLORS[t] + '"></span>' + esc(t) + ' (' + (counts[t] || 0) + ')</li>').join('');
   document.getElementById('title').textContent = meta.host
-    ? 'Neighbourhood of ' + meta.host + ' (' + meta.depth + ' hops)'
+    ? 'Neighbourhood of ' + meta.host + ' (' + meta.depth + (meta.depth === 1 ? ' hop)' : ' hops)')
     : 'spyder graph';
   if (meta.truncated) {
     document.getElementById('note').textContent = meta.host
