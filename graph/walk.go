@@ -55,13 +55,11 @@ func (noProbes) probe(*crawl.ProbeOutcome) error { return nil }
 // 10^7 for ten million keys).
 type hashSet map[uint64]struct{}
 
-// add adds h and reports whether it was new.
+// add adds h and reports whether it was new, in one probe of the map.
 func (s hashSet) add(h uint64) bool {
-	if _, ok := s[h]; ok {
-		return false
-	}
+	n := len(s)
 	s[h] = struct{}{}
-	return true
+	return len(s) > n
 }
 
 var seed = maphash.MakeSeed()
