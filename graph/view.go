@@ -123,20 +123,27 @@ func (v *edgeFunc) edge(e *crawl.Edge) error { v.fn(e); return nil }
 
 // neighbourhood returns the nodes within opts.Depth+1 hops of opts.Host
 // (edges taken in either direction) with their distance, cut at
-// opts.MaxNodes, and how many it found before the cut. Each hop is one
-// pass over the input, keeping only the nodes found so far.
+// opts.MaxNodes, and how many it found (past the cut, nodes are counted
+// but not followed, so that is a lower bound). Each hop is one pass over
+// the input, keeping only the nodes found so far.
 func neighbourhood(r *Reader, names []string, opts ViewOptions) (map[string]int, int, error) {
 	start := nodeKey(TypeDomain, opts.Host)
 	levels := map[string]int{start: 0}
 	frontier := map[string]bool{start: true}
-	found := 1
+	over := hashSet{} // nodes found past --max-nodes: counted, not followed
 	for hop := 1; hop <= opts.Depth+1 && len(frontier) > 0; hop++ {
 		next := map[string]bool{}
 		reach := func(from, to string) {
-			if frontier[from] {
-				if _, ok := levels[to]; !ok && !next[to] {
-					next[to] = true
-				}
+			if !frontier[from] {
+				return
+			}
+			if _, ok := levels[to]; ok || next[to] {
+				return
+			}
+			if len(levels)+len(next) < opts.MaxNodes {
+				next[to] = true
+			} else {
+				over.add(keyHash(to))
 			}
 		}
 		err := walk(r, names, &edgeFunc{fn: func(e *crawl.Edge) {
@@ -147,15 +154,12 @@ func neighbourhood(r *Reader, names []string, opts ViewOptions) (map[string]int,
 		if err != nil {
 			return nil, 0, err
 		}
-		found += len(next)
 		for k := range next {
-			if len(levels) < opts.MaxNodes {
-				levels[k] = hop
-			}
+			levels[k] = hop
 		}
 		frontier = next
 	}
-	if found == 1 {
+	if len(levels) == 1 {
 		if ok, err := hasNode(r, names, start); err != nil || !ok {
 			if err == nil {
 				err = fmt.Errorf("view: host %s is not in the graph", opts.Host)
@@ -163,7 +167,7 @@ func neighbourhood(r *Reader, names []string, opts ViewOptions) (map[string]int,
 			return nil, 0, err
 		}
 	}
-	return levels, found, nil
+	return levels, len(levels) + len(over), nil
 }
 
 // hasNode reports whether the graph holds the node with key k.

@@ -139,7 +139,7 @@
     : 'spyder graph';
   if (meta.truncated) {
     document.getElementById('note').textContent = meta.host
-      ? 'The neighbourhood holds ' + meta.total_nodes + ' nodes; this page has the first ' + data.nodes.length +
+      ? 'The neighbourhood holds at least ' + meta.total_nodes + ' nodes; this page has the first ' + data.nodes.length +
         ' (--max-nodes ' + meta.max_nodes + ').'
       : 'The graph has ' + meta.total_nodes + ' nodes; this page shows the first ' + data.nodes.length +
         ' (--max-nodes ' + meta.max_nodes + '). Use --host H --depth N to look at one neighbourhood.';
