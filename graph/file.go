@@ -24,7 +24,8 @@ type fileReader struct {
 	probs  *Problems
 	format format
 	valid  int
-	lines  int
+	lines  int // lines read so far
+	filled int // lines read that were not blank
 	shown  map[Kind]int
 }
 
@@ -79,8 +80,8 @@ func (fr *fileReader) read(in io.Reader, fn func(*crawl.Batch) error) error {
 			return err
 		}
 	}
-	if fr.lines == 0 {
-		fr.problem(0, Empty, "empty file")
+	if fr.filled == 0 {
+		fr.problem(0, Empty, "empty file (no line that is not blank)")
 	}
 	fr.probs.Valid += fr.valid
 	return nil
@@ -89,6 +90,10 @@ func (fr *fileReader) read(in io.Reader, fn func(*crawl.Batch) error) error {
 // take handles one decoded chunk in order.
 func (fr *fileReader) take(c *chunk, fn func(*crawl.Batch) error) error {
 	fr.lines = c.first + len(c.lines) - 1
+	fr.filled += len(c.out)
+	if c.bad != nil {
+		fr.filled++
+	}
 	for _, d := range c.out {
 		if d.kind != "" {
 			fr.problem(d.line, d.kind, d.msg)
@@ -152,7 +157,7 @@ func split(br *bufio.Reader, order, jobs chan<- *chunk, stop <-chan struct{}) {
 		case err == io.EOF:
 		case errors.Is(err, errLineTooLong):
 			c.lines[len(c.lines)-1] = nil
-			c.bad = &decoded{line: n, kind: TooLong, msg: fmt.Sprintf("line longer than %d MiB, skipped", MaxLine>>20)}
+			c.bad = &decoded{line: n, kind: TooLong, msg: fmt.Sprintf("line longer than %d bytes, skipped", MaxLine)}
 			if !send() {
 				return
 			}

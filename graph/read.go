@@ -15,9 +15,10 @@ import (
 	"github.com/spyder-crawler/spyder/crawl"
 )
 
-// MaxLine is the longest line read; a longer one is skipped and reported.
+// MaxLine is the longest line read, in bytes; a longer one is skipped and
+// reported. It is a variable only so that tests can lower it.
 // spyder's batches are far smaller (a batch holds at most a few hundred hosts).
-const MaxLine = 64 << 20
+var MaxLine = 64 << 20
 
 // Reader streams the records of spyder output files. Lines that are not a
 // batch or an edge are counted in Problems and reported on Warn, one line

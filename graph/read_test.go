@@ -100,11 +100,13 @@ func TestRead_BadLinesAreReportedAndSkipped(t *testing.T) {
 
 // An empty file is a problem of its own; a file of only blank lines too.
 func TestRead_EmptyFile(t *testing.T) {
-	empty := writeFile(t, "empty.jsonl", nil)
-	r := &Reader{}
-	got, warn := readAll(t, r, empty)
-	if len(got) != 0 || r.Problems.ByFile[empty][Empty] != 1 || !strings.Contains(warn, empty+": empty file") {
-		t.Errorf("got %v, problems %v, stderr %q", got, r.Problems.ByFile, warn)
+	for name, data := range map[string]string{"empty.jsonl": "", "blank.jsonl": "\n  \r\n\n"} {
+		p := writeFile(t, name, []byte(data))
+		r := &Reader{}
+		got, warn := readAll(t, r, p)
+		if len(got) != 0 || r.Problems.ByFile[p][Empty] != 1 || !strings.Contains(warn, p+": empty file") {
+			t.Errorf("%s: got %v, problems %v, stderr %q", name, got, r.Problems.ByFile, warn)
+		}
 	}
 }
 
@@ -151,5 +153,19 @@ func TestRead_StdinAndSecondPass(t *testing.T) {
 	got, warn = readAll(t, r, p)
 	if len(got) != 1 || warn != "" || r.Problems.ByFile[p][NotJSON] != 1 {
 		t.Errorf("second pass: got %v, stderr %q, problems %v", got, warn, r.Problems.ByFile)
+	}
+}
+
+// A line over MaxLine is skipped and reported; the lines around it are read.
+func TestRead_LineTooLong(t *testing.T) {
+	defer func(n int) { MaxLine = n }(MaxLine)
+	MaxLine = 4096
+	ok := jsonLine(t, crawl.Edge{Type: crawl.UsesNS, Source: "a.com", Target: "ns.b.net"})
+	long := `{"type":"USES_NS","source":"` + strings.Repeat("x", 10000) + `.com","target":"ns.b.net"}`
+	p := writeFile(t, "long.jsonl", []byte(ok+"\n"+long+"\n"+ok+"\n"))
+	r := &Reader{}
+	got, warn := readAll(t, r, p)
+	if len(got) != 2 || r.Problems.ByFile[p][TooLong] != 1 || !strings.Contains(warn, p+":2: line longer than 4096 bytes") {
+		t.Errorf("got %d records, problems %v, stderr %q", len(got), r.Problems.ByFile, warn)
 	}
 }
