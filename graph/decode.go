@@ -36,7 +36,7 @@ func decodeLine(n int, line []byte) decoded {
 		case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF):
 			d.kind, d.msg = NotJSON, "not JSON: "+err.Error()
 		default:
-			d.kind, d.msg = NotRecord, "not a spyder batch or edge: "+err.Error()
+			d.kind, d.msg = NotRecord, "JSON but not a spyder batch or edge (not an object, or a field of the wrong type)"
 		}
 		return d
 	}

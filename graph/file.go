@@ -113,8 +113,10 @@ func (fr *fileReader) take(c *chunk, fn func(*crawl.Batch) error) error {
 		fr.lines = max(fr.lines, c.bad.line)
 		fr.problem(c.bad.line, c.bad.kind, c.bad.msg)
 	}
-	if c.err != nil {
-		return fmt.Errorf("graph input %s: line %d: %w", fr.name, fr.lines, c.err)
+	if c.err != nil && fr.lines == 0 {
+		return fmt.Errorf("graph input %s: %w", fr.name, c.err)
+	} else if c.err != nil {
+		return fmt.Errorf("graph input %s: after line %d: %w", fr.name, fr.lines, c.err)
 	}
 	return nil
 }

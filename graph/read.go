@@ -16,8 +16,8 @@ import (
 )
 
 // MaxLine is the longest line read, in bytes; a longer one is skipped and
-// reported. It is a variable only so that tests can lower it.
-// spyder's batches are far smaller (a batch holds at most a few hundred hosts).
+// reported. spyder's batches are far smaller (a batch holds at most a few
+// hundred hosts). It is a variable only so that tests can lower it.
 var MaxLine = 64 << 20
 
 // Reader streams the records of spyder output files. Lines that are not a
@@ -84,7 +84,7 @@ func (r *Reader) readFile(name string, quiet bool, fn func(*crawl.Batch) error) 
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return fmt.Errorf("graph input %w", err)
+			return fmt.Errorf("graph input: %w", err)
 		}
 		defer f.Close()
 		in, display = f, name

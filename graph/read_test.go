@@ -85,7 +85,7 @@ func TestRead_BadLinesAreReportedAndSkipped(t *testing.T) {
 		t.Errorf("valid = %d, want 3", r.Problems.Valid)
 	}
 	for _, w := range []string{p + ":2: truncated JSON", p + ":3: not JSON", p + ":5: JSON but not a spyder batch",
-		p + ":6: not a spyder batch or edge", p + ":7: an edges-format line in a batch-format file (mixed formats)",
+		p + ":6: JSON but not a spyder batch or edge (not an object", p + ":7: an edges-format line in a batch-format file (mixed formats)",
 		p + ":9: not JSON", p + ":10: truncated JSON"} {
 		if !strings.Contains(warn, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, warn)
