@@ -87,6 +87,11 @@ func (g *gexf) close() error {
 		return fmt.Errorf("gexf: temporary file for the edges: %w", err)
 	}
 	g.w.WriteString("</nodes>\n<edges>\n")
+	// With its buffer empty, the bufio.Writer hands the copy to the
+	// output file, which lets the kernel copy the bytes.
+	if err := g.w.Flush(); err != nil {
+		return err
+	}
 	if _, err := io.Copy(g.w, g.tmp); err != nil {
 		return fmt.Errorf("gexf: %w", err)
 	}

@@ -4,14 +4,22 @@ import (
 	"bufio"
 	"encoding/xml"
 	"fmt"
-	"io"
 
 	"github.com/spyder-crawler/spyder/crawl"
 )
 
 // xmlText writes s escaped for XML text or a quoted attribute; characters
-// XML cannot hold become U+FFFD.
-func xmlText(w io.Writer, s string) { _ = xml.EscapeText(w, []byte(s)) }
+// XML cannot hold become U+FFFD. Plain ASCII (most hosts, addresses and
+// numbers) is written as it is.
+func xmlText(w *bufio.Writer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'' {
+			_ = xml.EscapeText(w, []byte(s))
+			return
+		}
+	}
+	w.WriteString(s)
+}
 
 // graphML writes GraphML: keys for every attribute, then nodes and edges
 // as they come (GraphML lets them interleave). Errors stick in the

@@ -67,8 +67,11 @@ func (g *gen) once(key string) bool {
 func (g *gen) host(b *crawl.Batch, i int) {
 	h, apex := Host(i), fmt.Sprintf("example%d.com", i/4)
 	const t = 1700000000
-	b.NodesDomain = append(b.NodesDomain, crawl.DomainNode{Host: h, Apex: apex, FirstSeen: t, LastSeen: t,
-		TXT: []string{"v=spf1 include:_spf.example.net -all"}})
+	txt := []string{"v=spf1 include:_spf.example.net -all"}
+	if i%100 == 0 { // characters every format must escape, and some that are not ASCII
+		txt = append(txt, `q="<a & b>" 'c' \ café ✓`)
+	}
+	b.NodesDomain = append(b.NodesDomain, crawl.DomainNode{Host: h, Apex: apex, FirstSeen: t, LastSeen: t, TXT: txt})
 	edge := func(typ, target string) {
 		b.Edges = append(b.Edges, crawl.Edge{Type: typ, Source: h, Target: target, ObservedAt: t, ProbeID: "synth", RunID: g.o.Run})
 	}
