@@ -13,13 +13,15 @@ build:
 
 # deps installs what the tests need when it is missing, through apt-get:
 # redis-server, Debian's chromium (browser tests of the pages spyder serves
-# and writes) and python3-networkx (GraphML and GEXF are read back by a real
-# parser). apt-get update runs first, as a fresh machine needs it.
+# and writes), python3-networkx (GraphML and GEXF are read back by a real
+# parser) and graphviz (gvpr reads back the DOT export). apt-get update runs
+# first, as a fresh machine needs it.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	/usr/bin/python3 -c 'import networkx' >/dev/null 2>&1 || missing="$$missing python3-networkx"; \
+	command -v gvpr >/dev/null 2>&1 || missing="$$missing graphviz"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing (apt-get)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -29,6 +31,7 @@ deps:
 	@redis-server --version
 	@chromium --version
 	@/usr/bin/python3 -c 'import networkx; print("networkx", networkx.__version__)'
+	@dot -V
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -53,7 +53,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter:       stderr,
 		ExitErrHandler:  func(*cli.Context, error) {},
 		HideHelpCommand: true,
-		Commands:        []*cli.Command{runCommand(), queueCommand()},
+		Commands:        []*cli.Command{runCommand(), queueCommand(), graphCommand()},
 		OnUsageError:    onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

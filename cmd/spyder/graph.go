@@ -1,0 +1,247 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/spyder-crawler/spyder/graph"
+)
+
+// graphCommand is `spyder graph`: read spyder's output files and summarise,
+// export, diff or draw their graph.
+func graphCommand() *cli.Command {
+	out := &cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of stdout", TakesFile: true}
+	return &cli.Command{
+		Name:  "graph",
+		Usage: "summarise, export, diff or draw the graph in spyder output files (batch or edges format, plain or gzip)",
+		Description: "Each subcommand reads the files named (or stdin, with - or no file) as a stream.\n" +
+			"Bad lines are reported on stderr with their file and line, and skipped; the command\n" +
+			"exits 1 when no valid line was read at all.",
+		Before: func(*cli.Context) error {
+			if os.Getenv("GOMEMLIMIT") == "" {
+				debug.SetMemoryLimit(graphMemoryLimit)
+			}
+			return nil
+		},
+		Subcommands: []*cli.Command{
+			{
+				Name: "summary", Usage: "counts by type, hosts by outcome, the most shared infrastructure",
+				ArgsUsage: "[FILE|-]...", OnUsageError: onUsageError,
+				Flags: []cli.Flag{out,
+					&cli.IntFlag{Name: "top", Value: 10, Usage: "list the top `N` of each ranking"},
+					&cli.BoolFlag{Name: "json", Usage: "print one JSON object, for scripts"}},
+				Action: graphSummary,
+			},
+			{
+				Name: "export", Usage: "write the graph as GraphML, GEXF, DOT, CSV or Neo4j import files",
+				ArgsUsage: "[FILE|-]...", OnUsageError: onUsageError,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "format", Required: true, Usage: "`F`: " + strings.Join(graph.Formats, ", ")},
+					&cli.StringFlag{Name: "out", TakesFile: true, Usage: "write to `PATH` instead of stdout (neo4j: the directory to fill, required)"},
+					&cli.StringFlag{Name: "neo4j-database", Value: "neo4j", Usage: "database `NAME` in the printed neo4j-admin command"}},
+				Action: graphExport,
+			},
+			{
+				Name: "diff", Usage: "nodes and edges added and removed from OLD to NEW, as JSON lines",
+				ArgsUsage: "OLD NEW  |  --old-run A --new-run B FILE...", OnUsageError: onUsageError,
+				Flags: []cli.Flag{out,
+					&cli.StringFlag{Name: "old-run", Usage: "compare run `ID` (the run_id) of the files with --new-run"},
+					&cli.StringFlag{Name: "new-run", Usage: "the newer run `ID`"}},
+				Action: graphDiff,
+			},
+			{
+				Name: "view", Usage: "write one self-contained HTML page drawing the graph (needs no network)",
+				ArgsUsage: "[FILE|-]...", OnUsageError: onUsageError,
+				Flags: []cli.Flag{out,
+					&cli.IntFlag{Name: "max-nodes", Value: 2000, Usage: "put at most `N` nodes in the page"},
+					&cli.StringFlag{Name: "host", Usage: "draw the neighbourhood of `HOST` instead of the whole graph"},
+					&cli.IntFlag{Name: "depth", Value: 2, Usage: "with --host, show `N` hops at first (one more is a click away)"}},
+				Action: graphView,
+			},
+		},
+	}
+}
+
+// graphMemoryLimit is the Go heap's soft limit for `spyder graph` unless
+// GOMEMLIMIT says otherwise: what it keeps of a million-host crawl (hashes
+// of every node and edge, per-target counts) is about 450 MiB, and without
+// a limit the garbage collector would let the heap grow to twice that.
+const graphMemoryLimit = 768 << 20
+
+// graphInput returns the reader and the input names: the arguments, or
+// stdin when there are none.
+func graphInput(c *cli.Context) (*graph.Reader, []string, error) {
+	if err := checkArgs(c); err != nil {
+		return nil, nil, err
+	}
+	names := c.Args().Slice()
+	if len(names) == 0 {
+		if isTerminal(os.Stdin) {
+			return nil, nil, usagef("%s: name spyder output files, or pipe one in", c.Command.HelpName)
+		}
+		names = []string{"-"}
+	}
+	return &graph.Reader{Warn: c.App.ErrWriter, Stdin: os.Stdin}, names, nil
+}
+
+// finishRead reports the read's problems and fails when nothing valid was
+// read.
+func finishRead(c *cli.Context, r *graph.Reader, names []string) error {
+	r.Problems.Report(c.App.ErrWriter)
+	if r.Problems.Valid == 0 {
+		return fmt.Errorf("graph: no valid batch or edge line in %s", strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// withOutput runs write on --out (written to a temporary file renamed into
+// place once complete, so a failure leaves no half file) or on stdout.
+func withOutput(c *cli.Context, write func(io.Writer) error) error {
+	path := c.String("out")
+	if path == "" || path == "-" {
+		return write(c.App.Writer)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", path, errors.Unwrap(err))
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func graphSummary(c *cli.Context) error {
+	r, names, err := graphInput(c)
+	if err != nil {
+		return err
+	}
+	if c.Int("top") < 0 {
+		return usagef("--top %d: want 0 or more", c.Int("top"))
+	}
+	s, err := graph.Summarize(r, names, c.Int("top"))
+	if err != nil {
+		return err
+	}
+	if err := finishRead(c, r, names); err != nil {
+		return err
+	}
+	return withOutput(c, func(w io.Writer) error {
+		if c.Bool("json") {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(s)
+		}
+		return s.WriteText(w)
+	})
+}
+
+func graphExport(c *cli.Context) error {
+	r, names, err := graphInput(c)
+	if err != nil {
+		return err
+	}
+	format := c.String("format")
+	if !slices.Contains(graph.Formats, format) {
+		return usagef("--format %q: want one of %s", format, strings.Join(graph.Formats, ", "))
+	}
+	if format == "neo4j" {
+		dir := c.String("out")
+		if dir == "" || dir == "-" {
+			return usagef("--format neo4j writes several files: name a directory with --out DIR")
+		}
+		cmd, err := graph.ExportNeo4j(r, names, dir, c.String("neo4j-database"))
+		if err != nil {
+			return err
+		}
+		if err := finishRead(c, r, names); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.Writer, "wrote the Neo4j import files to %s; with Neo4j stopped, import them with:\n%s\n", dir, cmd)
+		return nil
+	}
+	if err := withOutput(c, func(w io.Writer) error { return graph.Export(r, names, format, w) }); err != nil {
+		return err
+	}
+	return finishRead(c, r, names)
+}
+
+func graphDiff(c *cli.Context) error {
+	if err := checkArgs(c); err != nil {
+		return err
+	}
+	args := c.Args().Slice()
+	oldRun, newRun := c.String("old-run"), c.String("new-run")
+	var old, new graph.Side
+	switch {
+	case (oldRun == "") != (newRun == ""):
+		return usagef("graph diff: give both --old-run and --new-run, or neither")
+	case oldRun != "" && len(args) > 0:
+		old, new = graph.Side{Names: args, Run: oldRun}, graph.Side{Names: args, Run: newRun}
+	case oldRun == "" && len(args) == 2:
+		old, new = graph.Side{Names: args[:1]}, graph.Side{Names: args[1:]}
+	default:
+		return usagef("graph diff: want OLD NEW (two files), or --old-run A --new-run B FILE...")
+	}
+	r := &graph.Reader{Warn: c.App.ErrWriter, Stdin: os.Stdin}
+	var counts graph.DiffCounts
+	err := withOutput(c, func(w io.Writer) error {
+		oldNames, cleanup, err := r.Spool(old.Names)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		old.Names = oldNames
+		if new.Run != "" {
+			new.Names = oldNames
+		}
+		counts, err = graph.Diff(r, old, new, w)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := finishRead(c, r, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "spyder graph diff: %d added, %d removed\n", counts.Added, counts.Removed)
+	return nil
+}
+
+func graphView(c *cli.Context) error {
+	r, names, err := graphInput(c)
+	if err != nil {
+		return err
+	}
+	if c.Int("max-nodes") < 1 || c.Int("depth") < 0 {
+		return usagef("graph view: --max-nodes must be 1 or more and --depth 0 or more")
+	}
+	names, cleanup, err := r.Spool(names)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	opts := graph.ViewOptions{MaxNodes: c.Int("max-nodes"), Host: c.String("host"), Depth: c.Int("depth")}
+	if err := withOutput(c, func(w io.Writer) error { return graph.View(r, names, opts, w) }); err != nil {
+		return err
+	}
+	return finishRead(c, r, names)
+}

@@ -1,0 +1,78 @@
+package graph
+
+import (
+	"errors"
+	"io"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/spyder-crawler/spyder/crawl"
+)
+
+// decoded is what one line gave: a record, or the problem that made it
+// unusable.
+type decoded struct {
+	line   int
+	rec    *record
+	format format
+	kind   Kind   // set when the line is bad
+	msg    string // the problem, for the report
+}
+
+// jsonOptions decode leniently where spyder's own output could differ from
+// strict JSON: invalid UTF-8 in a TXT record, a repeated key.
+var jsonOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+
+// decodeLine decodes one non-empty line.
+func decodeLine(n int, line []byte) decoded {
+	d := decoded{line: n}
+	var rec record
+	if err := json.Unmarshal(line, &rec, jsonOptions); err != nil {
+		var se *jsontext.SyntacticError
+		switch {
+		case line[0] == '{' && errors.Is(err, io.ErrUnexpectedEOF):
+			d.kind, d.msg = Truncated, "truncated JSON ("+itoa(len(line))+" bytes)"
+		case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF):
+			d.kind, d.msg = NotJSON, "not JSON: "+err.Error()
+		default:
+			d.kind, d.msg = NotRecord, "JSON but not a spyder batch or edge (not an object, or a field of the wrong type)"
+		}
+		return d
+	}
+	d.format = classify(&rec)
+	if d.format == formatNone {
+		d.kind, d.msg = NotRecord, "JSON but not a spyder batch or edge (no batch_id, nodes or edges; no type, source and target)"
+		return d
+	}
+	if d.format == formatEdge {
+		rec.Batch.Edges = []crawl.Edge{{Type: rec.Type, Source: rec.Source, Target: rec.Target,
+			ObservedAt: rec.ObservedAt, ProbeID: rec.ProbeID, RunID: rec.RunID}}
+	}
+	d.rec = &rec
+	return d
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+func classify(rec *record) format {
+	b := &rec.Batch
+	if b.BatchID != "" || b.NodesDomain != nil || b.NodesIP != nil || b.NodesCert != nil || b.Edges != nil || b.Probes != nil {
+		return formatBatch
+	}
+	if rec.Type != "" && rec.Source != "" && rec.Target != "" {
+		return formatEdge
+	}
+	return formatNone
+}

@@ -1,0 +1,71 @@
+package graph
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Kind is a kind of bad input.
+type Kind string
+
+// The kinds of bad input a Reader counts. Each bad line is skipped, except a
+// mixed-format line, which is valid and read.
+const (
+	Truncated Kind = "truncated"     // a JSON object cut short, or a compressed stream that ends early
+	NotJSON   Kind = "not JSON"      // a line that does not parse as JSON
+	NotRecord Kind = "not a record"  // JSON, but neither a batch nor an edge
+	Mixed     Kind = "mixed format"  // an edge line in a batch file or the other way round
+	TooLong   Kind = "line too long" // a line over MaxLine
+	Empty     Kind = "empty file"    // a file with no lines at all
+)
+
+// shownPerKind is how many problems of one kind are reported line by line
+// per file; the rest are only counted.
+const shownPerKind = 5
+
+// Problems counts the bad input of a read, per file and kind, and the
+// valid records.
+type Problems struct {
+	Valid  int                     // valid records read
+	ByFile map[string]map[Kind]int // file → kind → count
+}
+
+func (p *Problems) add(file string, k Kind) {
+	if p.ByFile == nil {
+		p.ByFile = make(map[string]map[Kind]int)
+	}
+	if p.ByFile[file] == nil {
+		p.ByFile[file] = make(map[Kind]int)
+	}
+	p.ByFile[file][k]++
+}
+
+// Count returns the number of problems of kind k in all files.
+func (p *Problems) Count(k Kind) int {
+	n := 0
+	for _, byKind := range p.ByFile {
+		n += byKind[k]
+	}
+	return n
+}
+
+// Report writes one line per file that had problems, with the count of
+// each kind, e.g. "spyder graph: out.jsonl: 2 truncated, 1 not JSON".
+func (p *Problems) Report(w io.Writer) {
+	files := make([]string, 0, len(p.ByFile))
+	for f := range p.ByFile {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		var parts []string
+		for _, k := range []Kind{Truncated, NotJSON, NotRecord, Mixed, TooLong, Empty} {
+			if n := p.ByFile[f][k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		fmt.Fprintf(w, "spyder graph: %s: %s\n", f, strings.Join(parts, ", "))
+	}
+}

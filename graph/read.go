@@ -1,0 +1,102 @@
+// Package graph reads the graph spyder writes (the batch and the edges
+// output formats, plain or gzip) as a stream and turns it into summaries,
+// exports for graph tools, diffs and a self-contained HTML view.
+//
+// Everything here reads its input line by line and keeps only what its
+// answer needs (hashes of the nodes and edges already seen, counters), never
+// the whole graph, so a crawl of a million hosts fits in a few hundred MiB.
+package graph
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spyder-crawler/spyder/crawl"
+)
+
+// MaxLine is the longest line read, in bytes; a longer one is skipped and
+// reported. spyder's batches are far smaller (a batch holds at most a few
+// hundred hosts). It is a variable only so that tests can lower it.
+var MaxLine = 64 << 20
+
+// Reader streams the records of spyder output files. Lines that are not a
+// batch or an edge are counted in Problems and reported on Warn, one line
+// each naming the file and line number; the valid lines are still read.
+// A file is reported on its first pass only, so commands that read their
+// input twice report each problem once.
+type Reader struct {
+	Warn     io.Writer // where problems are reported; nil: nowhere
+	Stdin    io.Reader // what "-" reads
+	Problems Problems
+
+	passed  map[string]bool   // files already read once
+	display map[string]string // file → name to report it by (a spooled stdin)
+}
+
+// record is one line of either format: a batch, or an edge with its own
+// probe_id and run_id (which land in the embedded Batch's fields).
+type record struct {
+	crawl.Batch
+	Type       string `json:"type"`
+	Source     string `json:"source"`
+	Target     string `json:"target"`
+	ObservedAt int64  `json:"observed_at"`
+}
+
+// format is what a valid line held.
+type format int
+
+const (
+	formatNone format = iota
+	formatBatch
+	formatEdge
+)
+
+func (f format) String() string {
+	if f == formatEdge {
+		return "edges"
+	}
+	return "batch"
+}
+
+// Read calls fn with every valid record of the named files in order ("-"
+// is r.Stdin); an edge line comes as a batch holding that one edge. fn's
+// batch is only valid during the call. Read stops at the first error fn
+// returns or the first file that cannot be opened.
+func (r *Reader) Read(names []string, fn func(*crawl.Batch) error) error {
+	if r.passed == nil {
+		r.passed = make(map[string]bool)
+	}
+	for _, name := range names {
+		quiet := r.passed[name] && name != "-"
+		r.passed[name] = true
+		if err := r.readFile(name, quiet, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reader) readFile(name string, quiet bool, fn func(*crawl.Batch) error) error {
+	var in io.Reader = r.Stdin
+	display := "stdin"
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("graph input: %w", err)
+		}
+		defer f.Close()
+		in, display = f, name
+		if d, ok := r.display[name]; ok {
+			display = d
+		}
+	} else if in == nil {
+		in = os.Stdin
+	}
+	fr := &fileReader{name: display, warn: r.Warn, probs: &r.Problems}
+	if quiet {
+		fr.warn, fr.probs = nil, &Problems{}
+	}
+	return fr.read(in, fn)
+}

@@ -1,0 +1,236 @@
+package graph
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spyder-crawler/spyder/crawl"
+)
+
+//go:embed assets/force-graph.min.js
+var forceGraphJS string
+
+//go:embed view.html
+var viewHTML string
+
+//go:embed view.js
+var viewJS string
+
+// ViewOptions says what the view shows.
+type ViewOptions struct {
+	MaxNodes int    // at most this many nodes in the page
+	Host     string // "": the whole graph; else the neighbourhood of Host
+	Depth    int    // with Host: the hops shown at first; one more hop is in the page, shown on a click
+}
+
+// viewNode and viewLink are the page's data.
+type viewNode struct {
+	ID    string            `json:"id"`
+	Type  string            `json:"type"`
+	Level int               `json:"level"` // hops from the host; 0 for every node of a whole-graph view
+	Attrs map[string]string `json:"attrs,omitempty"`
+}
+
+type viewLink struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
+	Type   string `json:"type"`
+}
+
+type viewMeta struct {
+	Host       string `json:"host,omitempty"`
+	Depth      int    `json:"depth"`
+	MaxNodes   int    `json:"max_nodes"`
+	TotalNodes int    `json:"total_nodes"` // nodes the chosen part had before the cut (whole graph: all of it)
+	Truncated  bool   `json:"truncated"`
+}
+
+type viewData struct {
+	Meta  viewMeta   `json:"meta"`
+	Nodes []viewNode `json:"nodes"`
+	Links []viewLink `json:"links"`
+}
+
+// View writes one self-contained HTML page (the force-graph library, the
+// data and the page's script inlined) showing the graph of names, or the
+// neighbourhood of opts.Host. It reads names several times (once per hop,
+// then once for the attributes and edges): names must be files (see Spool).
+func View(r *Reader, names []string, opts ViewOptions, out io.Writer) error {
+	if opts.MaxNodes <= 0 {
+		return fmt.Errorf("view: --max-nodes must be above 0")
+	}
+	opts.Host = strings.ToLower(strings.TrimSuffix(opts.Host, "."))
+	var (
+		levels map[string]int
+		meta   = viewMeta{Host: opts.Host, Depth: opts.Depth, MaxNodes: opts.MaxNodes}
+		err    error
+	)
+	if opts.Host == "" {
+		levels, meta.TotalNodes, err = firstNodes(r, names, opts.MaxNodes)
+		meta.Depth = 0
+	} else {
+		levels, meta.TotalNodes, err = neighbourhood(r, names, opts)
+	}
+	if err != nil {
+		return err
+	}
+	meta.Truncated = meta.TotalNodes > len(levels)
+	data, err := collect(r, names, levels)
+	if err != nil {
+		return err
+	}
+	data.Meta = meta
+	return writePage(out, data)
+}
+
+// firstNodes returns the first max nodes of the walk, all at level 0, and
+// the number of nodes in the whole graph.
+func firstNodes(r *Reader, names []string, max int) (map[string]int, int, error) {
+	levels := map[string]int{}
+	total := 0
+	err := walk(r, names, &nodeFunc{fn: func(n Node) {
+		total++
+		if len(levels) < max {
+			levels[nodeKey(n.Type, n.ID)] = 0
+		}
+	}})
+	return levels, total, err
+}
+
+// nodeKey is a node's key in the view's maps: its type and ID.
+func nodeKey(typ, id string) string { return typ + "\x00" + id }
+
+// nodeFunc is a visitor that only looks at nodes.
+type nodeFunc struct {
+	noProbes
+	fn func(Node)
+}
+
+func (v *nodeFunc) node(n Node) error        { v.fn(n); return nil }
+func (v *nodeFunc) edge(e *crawl.Edge) error { return nil }
+
+// edgeFunc is a visitor that only looks at edges.
+type edgeFunc struct {
+	noProbes
+	fn func(*crawl.Edge)
+}
+
+func (v *edgeFunc) node(n Node) error        { return nil }
+func (v *edgeFunc) edge(e *crawl.Edge) error { v.fn(e); return nil }
+
+// neighbourhood returns the nodes within opts.Depth+1 hops of opts.Host
+// (edges taken in either direction) with their distance, cut at
+// opts.MaxNodes, and how many it found (past the cut, nodes are counted
+// but not followed, so that is a lower bound). Each hop is one pass over
+// the input, keeping only the nodes found so far.
+func neighbourhood(r *Reader, names []string, opts ViewOptions) (map[string]int, int, error) {
+	start := nodeKey(TypeDomain, opts.Host)
+	levels := map[string]int{start: 0}
+	frontier := map[string]bool{start: true}
+	over := hashSet{} // nodes found past --max-nodes: counted, not followed
+	for hop := 1; hop <= opts.Depth+1 && len(frontier) > 0; hop++ {
+		next := map[string]bool{}
+		reach := func(from, to string) {
+			if !frontier[from] {
+				return
+			}
+			if _, ok := levels[to]; ok || next[to] {
+				return
+			}
+			if len(levels)+len(next) < opts.MaxNodes {
+				next[to] = true
+			} else {
+				over.add(keyHash(to))
+			}
+		}
+		err := walk(r, names, &edgeFunc{fn: func(e *crawl.Edge) {
+			s, t := nodeKey(TypeDomain, e.Source), nodeKey(TargetType(e.Type), e.Target)
+			reach(s, t)
+			reach(t, s)
+		}})
+		if err != nil {
+			return nil, 0, err
+		}
+		for k := range next {
+			levels[k] = hop
+		}
+		frontier = next
+	}
+	if len(levels) == 1 {
+		if ok, err := hasNode(r, names, start); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("view: host %s is not in the graph", opts.Host)
+			}
+			return nil, 0, err
+		}
+	}
+	return levels, len(levels) + len(over), nil
+}
+
+// hasNode reports whether the graph holds the node with key k.
+func hasNode(r *Reader, names []string, k string) (bool, error) {
+	found := false
+	err := walk(r, names, &nodeFunc{fn: func(n Node) { found = found || nodeKey(n.Type, n.ID) == k }})
+	return found, err
+}
+
+// collect reads the attributes of the chosen nodes and the edges between
+// them.
+func collect(r *Reader, names []string, levels map[string]int) (*viewData, error) {
+	d := &viewData{Nodes: []viewNode{}, Links: []viewLink{}}
+	v := &collector{levels: levels, d: d}
+	if err := walk(r, names, v); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+type collector struct {
+	noProbes
+	levels map[string]int
+	d      *viewData
+}
+
+func (c *collector) node(n Node) error {
+	level, ok := c.levels[nodeKey(n.Type, n.ID)]
+	if !ok {
+		return nil
+	}
+	attrs := map[string]string{}
+	for _, a := range attrsOf(n)[1:] {
+		attrs[a.key] = a.value
+	}
+	c.d.Nodes = append(c.d.Nodes, viewNode{ID: n.ID, Type: n.Type, Level: level, Attrs: attrs})
+	return nil
+}
+
+func (c *collector) edge(e *crawl.Edge) error {
+	_, s := c.levels[nodeKey(TypeDomain, e.Source)]
+	_, t := c.levels[nodeKey(TargetType(e.Type), e.Target)]
+	if s && t {
+		c.d.Links = append(c.d.Links, viewLink{Source: e.Source, Target: e.Target, Type: e.Type})
+	}
+	return nil
+}
+
+// writePage writes the HTML page with the library, the data and the
+// page's script inlined. The data is JSON inside a script element; Go's
+// encoder writes '<' as \u003c, so the data cannot end the element.
+func writePage(out io.Writer, d *viewData) error {
+	js, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	colors, _ := json.Marshal(typeColors)
+	page := strings.NewReplacer(
+		"{{LIBRARY}}", forceGraphJS,
+		"{{DATA}}", string(js),
+		"{{COLORS}}", string(colors),
+		"{{SCRIPT}}", viewJS,
+	).Replace(viewHTML)
+	_, err = io.WriteString(out, page)
+	return err
+}
