@@ -14,6 +14,7 @@ type keys struct {
 	leases     string // sorted set: "<lease ID> <item bytes>" → deadline (Unix ms)
 	leaseSeq   string // string: counter lease IDs are drawn from
 	legacySeen string // hash: legacy item bytes → when first noticed (Unix ms)
+	probed     string // hash: done host → its last probe, "<unix seconds> <outcome>"
 }
 
 func newKeys(base string) keys {
@@ -25,13 +26,14 @@ func newKeys(base string) keys {
 		leases:     base + ":leases",
 		leaseSeq:   base + ":lease-seq",
 		legacySeen: base + ":processing-noticed",
+		probed:     base + ":probed",
 	}
 }
 
 // state lists the keys that hold queue state (not counters), the ones
 // Load requires absent.
 func (k keys) state() []string {
-	return []string{k.pending, k.legacy, k.dead, k.seen, k.leases, k.legacySeen}
+	return []string{k.pending, k.legacy, k.dead, k.seen, k.leases, k.legacySeen, k.probed}
 }
 
 // hashTag returns the part of key Redis Cluster hashes: the text between the

@@ -18,4 +18,5 @@ var preludeLua string
 var allScripts = []*redis.Script{
 	seedScript, leaseAckScript, extendScript, finishScript, releaseScript,
 	reclaimScript, statsScript, retryDeadScript, purgeDeadScript, snapshotScript, loadScript,
+	probedScript, queuedScript, requeueScript,
 }

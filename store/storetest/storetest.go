@@ -100,6 +100,12 @@ func runQueue(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{"StatsReportsOldestLeaseAge", testStatsLeaseAge},
 		{"DeadRetryDeadPurgeDead", testDeadRetryPurge},
 		{"DeadItemsAreNeverTrimmed", testDeadNeverTrimmed},
+		// Probe records, Queued, Requeue
+		{"QueuedFollowsProbeRecords", testQueuedFollowsProbes},
+		{"RequeueByOutcome", testRequeueByOutcome},
+		{"RequeueByAge", testRequeueByAge},
+		{"RequeueConcurrentMovesEachHostOnce", testRequeueConcurrentMovesOnce},
+		{"ProbedRefusesBadOutcome", testProbedRefusesBadOutcome},
 		// Unknown fields
 		{"UnknownFieldsSurviveEveryPath", testUnknownFields},
 		// Dump, Load, Export, Import
