@@ -78,3 +78,17 @@ type StepOutcome struct {
 	Status string `json:"status"`
 	Detail string `json:"detail,omitempty"`
 }
+
+// Summary is the probe's outcome in one word, as the queue keeps it for
+// the host: the status of the first step that did not end "ok" (in the
+// order dns, tls, robots, page), or "ok" when every step did. So a host
+// whose resolver timed out is "timeout", one whose page answered 503 is
+// "http_503", one under an excluded TLD "excluded".
+func (o ProbeOutcome) Summary() string {
+	for _, s := range o.Steps {
+		if s.Status != "ok" && s.Status != "" {
+			return s.Status
+		}
+	}
+	return "ok"
+}

@@ -13,7 +13,7 @@ import (
 // work probes one leased host, writes its result and hands the lease to
 // acks, reporting true; ackLoop then acks it and frees its slot. A probe
 // that the shutdown cut short leaves its lease tracked, for releaseRest.
-func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- queue.Lease) bool {
+func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- finished) bool {
 	w.m.Inflight.Inc()
 	defer w.m.Inflight.Dec()
 
@@ -27,19 +27,24 @@ func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- queue.Le
 		endHeartbeat()
 		return false
 	}
-	// A finished probe is written even when the grace period ends
-	// meanwhile: its batch is due within the batcher's delay, and releasing
-	// it now could write it twice.
-	err := w.out.Add(bg, res)
-	l = endHeartbeat()
-	if err != nil {
-		err = fmt.Errorf("output: %w", err)
-	} else if w.cfg.Continuous && len(res.Discovered) > 0 {
-		// Before the ack: hosts found but not queued would be lost.
+	var err error
+	if w.cfg.Continuous && len(res.Discovered) > 0 {
+		// Before the ack, or hosts found but not queued would be lost; and
+		// before the write, so the output sees them queued and leaves
+		// their nodes to their own probes.
 		if err = w.enqueue(bg, res.Discovered); err != nil {
 			err = fmt.Errorf("enqueue discovered hosts: %w", err)
 		}
 	}
+	if err == nil {
+		// A finished probe is written even when the grace period ends
+		// meanwhile: its batch is due within the batcher's delay, and
+		// releasing it now could write it twice.
+		if err = w.out.Add(bg, res); err != nil {
+			err = fmt.Errorf("output: %w", err)
+		}
+	}
+	l = endHeartbeat()
 	switch {
 	case err != nil && writesRefused(err):
 		// Not the host's fault, and every other host would fail alike:
@@ -51,7 +56,11 @@ func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- queue.Le
 		w.fail(bg, l, err.Error())
 		return false
 	}
-	acks <- l
+	outcome := res.Outcome.Summary()
+	if queue.CheckOutcome(outcome) != nil {
+		outcome = "error"
+	}
+	acks <- finished{l, queue.Probe{Host: l.Item.Host, At: time.Now().Unix(), Outcome: outcome}}
 	return true
 }
 

@@ -40,6 +40,7 @@ func TestE2E_StandaloneEqualsExpected(t *testing.T) {
 	}
 	got := mustReadBatches(t, out)
 	checkEdges(t, w, got.Edges)
+	checkOnce(t, got)
 	counts := probeCounts(got.Probes)
 	for _, h := range w.Seeds {
 		if counts[h] != 1 {
@@ -150,6 +151,7 @@ func TestE2E_FleetSharesWork(t *testing.T) {
 	}
 	all := mustReadBatches(t, outs...)
 	checkEdges(t, w, all.Edges)
+	checkOnce(t, all)
 	if _, dups := edgeSet(all.Edges); dups > 0 {
 		t.Errorf("%d edges written more than once over the fleet, want 0 (one run, one seen set)", dups)
 	}

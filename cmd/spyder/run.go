@@ -132,7 +132,7 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, log *slog.Logger) (*ru
 		return r, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	r.batcher = sink.NewBatcher(sink.Counting{Sink: out.sink, M: r.m}, seen,
-		sink.BatcherConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID})
+		sink.BatcherConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID, Queue: b})
 	loop := cfg.loop
 	loop.ExitWhenEmpty = !b.Shared() || cfg.exitIfEmpty
 	r.loop = worker.New(b, probe, r.batcher, log, r.m, loop)
