@@ -236,9 +236,9 @@ type output struct {
 	Domains []crawl.DomainNode
 	IPs     []crawl.IPNode
 	Certs   []crawl.CertNode
-	Edges  []crawl.Edge
-	Probes []crawl.ProbeOutcome
-	Lines  int
+	Edges   []crawl.Edge
+	Probes  []crawl.ProbeOutcome
+	Lines   int
 }
 
 // mustReadBatches reads batch-format output files (a missing one is empty).
