@@ -61,6 +61,7 @@ func queueCommand() *cli.Command {
 				),
 				Action: withBackend(true, queueReclaim),
 			}),
+			retryCommand(),
 			{
 				Name:  "dead",
 				Usage: "list, retry or purge dead items",

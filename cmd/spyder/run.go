@@ -12,6 +12,7 @@ import (
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/store"
 	"github.com/spyder-crawler/spyder/worker"
@@ -75,13 +76,21 @@ func runAction(c *cli.Context) error {
 	return closeBackend(b)
 }
 
-// prepare seeds the queue from --domains and, standalone, hands back the
-// leases an earlier run left in the file.
+// prepare seeds the queue from --domains, queues again the hosts due for
+// a --revisit and, standalone, hands back the leases an earlier run left in
+// the file.
 func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) error {
 	if cfg.domains != "" {
 		if _, err := seedDomains(ctx, b, cfg.domains, os.Stdin, log); err != nil {
 			return err
 		}
+	}
+	if cfg.revisit > 0 {
+		n, err := b.Requeue(ctx, queue.Selector{Before: time.Now().Add(-cfg.revisit)})
+		if err != nil {
+			return fmt.Errorf("%s: revisit: %w", b.Name(), err)
+		}
+		log.Info("revisit", "requeued", n, "older_than", cfg.revisit.String())
 	}
 	if !b.Shared() {
 		if err := worker.Recover(ctx, b, log); err != nil {
