@@ -80,15 +80,27 @@ type StepOutcome struct {
 }
 
 // Summary is the probe's outcome in one word, as the queue keeps it for
-// the host: the status of the first step that did not end "ok" (in the
-// order dns, tls, robots, page), or "ok" when every step did. So a host
-// whose resolver timed out is "timeout", one whose page answered 503 is
-// "http_503", one under an excluded TLD "excluded".
+// the host: "ok" when the page step ended "ok"; else the DNS step's status
+// when the lookup failed ("nxdomain", "timeout", "servfail", "error");
+// else the page step's, which names why the page was not fetched
+// ("http_503", "connect_error", "robots_blocked", "excluded", ...).
 func (o ProbeOutcome) Summary() string {
+	var dns, page string
 	for _, s := range o.Steps {
-		if s.Status != "ok" && s.Status != "" {
-			return s.Status
+		switch s.Step {
+		case StepDNS:
+			dns = s.Status
+		case StepPage:
+			page = s.Status
 		}
 	}
-	return "ok"
+	switch {
+	case page == StatusOK:
+		return StatusOK
+	case dns != "" && dns != StatusOK:
+		return dns
+	case page != "":
+		return page
+	}
+	return StatusError
 }

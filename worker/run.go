@@ -19,6 +19,9 @@ func (w *Loop) Run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
 	ctx, w.halt = context.WithCancelCause(ctx)
 	defer w.halt(nil)
+	if w.cfg.Check != nil {
+		w.guard = newGuard(w.cfg.Check, w.Inflight, func(err error) { w.halt(haltError{err}) })
+	}
 	workCtx, cancelWork := context.WithCancel(bg)
 	defer cancelWork()
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
 )
@@ -24,6 +25,10 @@ func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- finished
 
 	res := w.probe.ProbeHost(ctx, l.Item.Host)
 	if ctx.Err() != nil { // cut short by the shutdown: released, not written
+		endHeartbeat()
+		return false
+	}
+	if !w.judge(ctx, l.Item.Host, res) { // the network failed, not the host: handed back
 		endHeartbeat()
 		return false
 	}
@@ -61,6 +66,20 @@ func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- finished
 		outcome = "error"
 	}
 	acks <- finished{l, queue.Probe{Host: l.Item.Host, At: time.Now().Unix(), Outcome: outcome}}
+	return true
+}
+
+// judge reports whether res is the host's result to write: true unless
+// the guard holds it as a failure of the crawl's own network and then
+// halts the run (or the run ends while it is held).
+func (w *Loop) judge(ctx context.Context, h host.Name, res *crawl.Result) bool {
+	if w.guard == nil {
+		return true
+	}
+	if sign := suspect(res); sign != "" {
+		return w.guard.hold(ctx, sign)
+	}
+	w.guard.ok(h)
 	return true
 }
 

@@ -144,6 +144,9 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, log *slog.Logger) (*ru
 		sink.BatcherConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID, Queue: b})
 	loop := cfg.loop
 	loop.ExitWhenEmpty = !b.Shared() || cfg.exitIfEmpty
+	if c, ok := probe.(*crawl.Crawler); ok {
+		loop.Check = c.CheckResolver
+	}
 	r.loop = worker.New(b, probe, r.batcher, log, r.m, loop)
 	return r, nil
 }
