@@ -23,6 +23,7 @@ type exportLine struct {
 	Error     *string         `json:"error"`
 	At        *int64          `json:"at"`
 	Host      *string         `json:"host"`
+	Outcome   *string         `json:"outcome"`
 }
 
 // ParseRecord decodes and validates one export line. Hosts are normalised
@@ -83,7 +84,7 @@ func ParseRecord(line []byte) (Record, error) {
 		rec.Item, rec.LeaseID = it, *l.Lease
 		rec.Deadline = time.UnixMilli(*l.Deadline)
 	case KindSeen:
-		allowed = []string{"host"}
+		allowed = []string{"host", "at", "outcome"}
 		if l.Host == nil {
 			return Record{}, errors.New(`seen record needs "host"`)
 		}
@@ -92,6 +93,15 @@ func ParseRecord(line []byte) (Record, error) {
 			return Record{}, err
 		}
 		rec.Host = h
+		if (l.At == nil) != (l.Outcome == nil) {
+			return Record{}, errors.New(`seen record needs both "at" and "outcome" (a last probe), or neither`)
+		}
+		if l.Outcome != nil {
+			if err := CheckOutcome(*l.Outcome); err != nil {
+				return Record{}, err
+			}
+			rec.At, rec.Outcome = *l.At, *l.Outcome
+		}
 	case "":
 		return Record{}, errors.New(`record has no "kind"`)
 	default:
@@ -119,7 +129,7 @@ func extraField(l exportLine, allowed []string) string {
 	}{
 		{"item", l.Item != nil}, {"raw", l.Raw != nil}, {"raw_base64", l.RawBase64 != nil},
 		{"lease", l.Lease != nil}, {"deadline", l.Deadline != nil}, {"error", l.Error != nil},
-		{"at", l.At != nil}, {"host", l.Host != nil},
+		{"at", l.At != nil}, {"host", l.Host != nil}, {"outcome", l.Outcome != nil},
 	}
 	for _, f := range set {
 		if !f.ok {

@@ -204,6 +204,7 @@ type Record struct {
 	LeaseID  string    // processing
 	Deadline time.Time // processing
 	Error    string    // dead
-	At       int64     // dead: Unix seconds
+	At       int64     // dead, or seen with an Outcome: Unix seconds
 	Host     host.Name // seen
+	Outcome  string    // seen: the host's last probe's outcome ("": not probed since queued)
 }

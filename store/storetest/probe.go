@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +144,31 @@ func testProbedRefusesBadOutcome(t *testing.T, q queue.Queue) {
 	}
 	if got, want := mustQueued(t, q, "a.com", "b.com"), []bool{true, true}; !slices.Equal(got, want) {
 		t.Errorf("Queued(a, b) after a refused Probed = %v, want %v", got, want)
+	}
+}
+
+// testExportImportKeepsProbes: a done host's last probe travels through
+// Export and Import, so the new queue knows which hosts are done and can
+// requeue them by outcome.
+func testExportImportKeepsProbes(t *testing.T, q, q2 queue.Queue) {
+	ctx := context.Background()
+	mustSeed(t, q, "a.com", "b.com")
+	probeAll(t, q, time.Unix(1705312200, 0), map[string]string{"a.com": "timeout", "b.com": "ok"})
+	mustSeed(t, q, "c.com")
+	var file bytes.Buffer
+	if err := queue.Export(ctx, q, &file); err != nil {
+		t.Fatalf("Export() error: %v", err)
+	}
+	if want := `{"kind":"seen","host":"a.com","at":1705312200,"outcome":"timeout"}`; !strings.Contains(file.String(), want) {
+		t.Errorf("Export() =\n%s\nwant the line %s", file.String(), want)
+	}
+	if _, err := queue.Import(ctx, q2, bytes.NewReader(file.Bytes())); err != nil {
+		t.Fatalf("Import() error: %v", err)
+	}
+	if got, want := mustQueued(t, q2, "a.com", "b.com", "c.com"), []bool{false, false, true}; !slices.Equal(got, want) {
+		t.Errorf("Queued(a, b, c) after Import = %v, want %v", got, want)
+	}
+	if n := mustRequeue(t, q2, queue.Selector{Outcomes: []string{"timeout"}}); n != 1 {
+		t.Errorf("Requeue(timeout) after Import = %d, want 1", n)
 	}
 }

@@ -106,6 +106,7 @@ func runQueue(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{"RequeueByAge", testRequeueByAge},
 		{"RequeueConcurrentMovesEachHostOnce", testRequeueConcurrentMovesOnce},
 		{"ProbedRefusesBadOutcome", testProbedRefusesBadOutcome},
+		{"ExportImportKeepsLastProbes", twoQueues(newQueue, testExportImportKeepsProbes)},
 		// Unknown fields
 		{"UnknownFieldsSurviveEveryPath", testUnknownFields},
 		// Dump, Load, Export, Import
