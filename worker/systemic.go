@@ -40,7 +40,7 @@ type guard struct {
 	round    *round         // the held probes' decision, to come
 	checking bool
 	halted   bool
-	known    host.Name // the last host whose probe succeeded
+	known    host.Name // the last host whose DNS lookup was answered
 }
 
 // round is the decision on the probes held together: done is closed once
@@ -52,6 +52,17 @@ type round struct {
 
 func newGuard(check Checker, inflight func() int, halt func(error)) *guard {
 	return &guard{check: check, inflight: inflight, halt: halt, signs: map[string]int{}, round: &round{done: make(chan struct{})}}
+}
+
+// answered reports whether r's DNS lookup got an answer (records or no
+// such name): its host can vouch for the resolver in a check.
+func answered(r *crawl.Result) bool {
+	for _, s := range r.Outcome.Steps {
+		if s.Step == crawl.StepDNS {
+			return s.Status == crawl.StatusOK || s.Status == crawl.StatusNXDomain
+		}
+	}
+	return false
 }
 
 // suspect returns how r failed when its failure could be the crawl's own
@@ -82,12 +93,16 @@ func (g *guard) ok(h host.Name) {
 
 // hold holds a probe that failed as sign until it is decided, and reports
 // whether to write it (false: the run halts, or ctx ended, and the host
-// goes back to the queue).
-func (g *guard) hold(ctx context.Context, sign string) bool {
+// goes back to the queue). resolved is the probe's host when its DNS
+// lookup was answered, else "".
+func (g *guard) hold(ctx context.Context, sign string, resolved host.Name) bool {
 	g.mu.Lock()
 	if g.halted {
 		g.mu.Unlock()
 		return false
+	}
+	if resolved != "" {
+		g.known = resolved
 	}
 	g.held++
 	g.signs[sign]++

@@ -67,7 +67,7 @@ func TestGuard_HaltsWhenTheCheckFails(t *testing.T) {
 		func() int { return 3 }, func(err error) { halted.Store(err) })
 	results := make(chan bool, 3)
 	for range 3 {
-		go func() { results <- g.hold(t.Context(), "dns timeout") }()
+		go func() { results <- g.hold(t.Context(), "dns timeout", "") }()
 	}
 	for range 3 {
 		select {
@@ -83,7 +83,7 @@ func TestGuard_HaltsWhenTheCheckFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), checkErr.Error()) || !strings.Contains(err.Error(), "dns timeout: 3") {
 		t.Errorf("halt error = %v, want one naming the check's error and the 3 dns timeouts", err)
 	}
-	if g.hold(t.Context(), "dns timeout") {
+	if g.hold(t.Context(), "dns timeout", "") {
 		t.Errorf("hold after the halt = true, want false")
 	}
 }
@@ -96,7 +96,7 @@ func TestGuard_SuccessReleasesHeld(t *testing.T) {
 	g := newGuard(func(context.Context, host.Name) error { checks.Add(1); return errors.New("down") },
 		func() int { return 10 }, func(error) { t.Error("halted") })
 	done := make(chan bool, 1)
-	go func() { done <- g.hold(t.Context(), "tls connect_error") }()
+	go func() { done <- g.hold(t.Context(), "tls connect_error", "") }()
 	time.Sleep(20 * time.Millisecond) // let it be held
 	g.ok("a.com")
 	select {

@@ -77,7 +77,11 @@ func (w *Loop) judge(ctx context.Context, h host.Name, res *crawl.Result) bool {
 		return true
 	}
 	if sign := suspect(res); sign != "" {
-		return w.guard.hold(ctx, sign)
+		var resolved host.Name
+		if answered(res) {
+			resolved = h
+		}
+		return w.guard.hold(ctx, sign, resolved)
 	}
 	w.guard.ok(h)
 	return true
