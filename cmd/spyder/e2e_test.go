@@ -568,6 +568,7 @@ func TestE2E_Continuous(t *testing.T) {
 		t.Fatalf("spyder run --continuous: %v\n%s", err, p.log())
 	}
 	got := mustReadBatches(t, out)
+	checkOnce(t, got) // hosts met as link targets, then queued and probed: one node each
 	counts := probeCounts(got.Probes)
 	var probed []string
 	for h, n := range counts {
