@@ -93,14 +93,8 @@ func ParseRecord(line []byte) (Record, error) {
 			return Record{}, err
 		}
 		rec.Host = h
-		if (l.At == nil) != (l.Outcome == nil) {
-			return Record{}, errors.New(`seen record needs both "at" and "outcome" (a last probe), or neither`)
-		}
-		if l.Outcome != nil {
-			if err := CheckOutcome(*l.Outcome); err != nil {
-				return Record{}, err
-			}
-			rec.At, rec.Outcome = *l.At, *l.Outcome
+		if rec.At, rec.Outcome, err = lastProbe(l); err != nil {
+			return Record{}, err
 		}
 	case "":
 		return Record{}, errors.New(`record has no "kind"`)
@@ -111,6 +105,21 @@ func ParseRecord(line []byte) (Record, error) {
 		return Record{}, fmt.Errorf("%s record cannot have %q", l.Kind, f)
 	}
 	return rec, nil
+}
+
+// lastProbe reads a seen record's optional last probe: "at" and "outcome"
+// together, or neither.
+func lastProbe(l exportLine) (int64, string, error) {
+	switch {
+	case (l.At == nil) != (l.Outcome == nil):
+		return 0, "", errors.New(`seen record needs both "at" and "outcome" (a last probe), or neither`)
+	case l.Outcome == nil:
+		return 0, "", nil
+	}
+	if err := CheckOutcome(*l.Outcome); err != nil {
+		return 0, "", err
+	}
+	return *l.At, *l.Outcome, nil
 }
 
 func decodeRecordItem(raw json.RawMessage) (*Item, error) {
