@@ -26,7 +26,9 @@ func (s *Store) Probed(ctx context.Context, ps []queue.Probe) error {
 			return fmt.Errorf("probed %s: %w", p.Host, err)
 		}
 	}
-	err := s.update(ctx, func(tx *bbolt.Tx) error {
+	// In the group commit, like the acks that follow it: a transaction of
+	// its own per ack batch would add an fsync to every batch.
+	err := s.do(ctx, false, func(tx *bbolt.Tx) error {
 		seen := tx.Bucket(bucketSeen)
 		added := 0
 		for _, p := range ps {
