@@ -83,3 +83,29 @@ type StepOutcome struct {
 	// truncated. A lookup answered at once by one resolver leaves it out.
 	Resolvers []ResolverCounts `json:"resolvers,omitempty"`
 }
+
+// Summary is the probe's outcome in one word, as the queue keeps it for
+// the host: "ok" when the page step ended "ok"; else the DNS step's status
+// when the lookup failed ("nxdomain", "timeout", "servfail", "error");
+// else the page step's, which names why the page was not fetched
+// ("http_503", "connect_error", "robots_blocked", "excluded", ...).
+func (o ProbeOutcome) Summary() string {
+	var dns, page string
+	for _, s := range o.Steps {
+		switch s.Step {
+		case StepDNS:
+			dns = s.Status
+		case StepPage:
+			page = s.Status
+		}
+	}
+	switch {
+	case page == StatusOK:
+		return StatusOK
+	case dns != "" && dns != StatusOK:
+		return dns
+	case page != "":
+		return page
+	}
+	return StatusError
+}

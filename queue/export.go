@@ -19,6 +19,7 @@ import (
 //	{"kind":"dead","item":{...},"error":"tls: timeout","at":1705312200}
 //	{"kind":"dead","raw":"not json","error":"item is not a JSON object: …","at":1705312200}
 //	{"kind":"seen","host":"a.com"}
+//	{"kind":"seen","host":"b.com","at":1705312200,"outcome":"timeout"}
 //
 // "item" is the item in its canonical encoding, [Item.MarshalJSON]: host,
 // ts, attempt, then unknown fields in their original order, compacted. That
@@ -90,6 +91,12 @@ func appendRecord(b *bytes.Buffer, r Record) error {
 	case KindSeen:
 		b.WriteString(`,"host":`)
 		writeString(b, string(r.Host))
+		if r.Outcome != "" { // a done host's last probe
+			b.WriteString(`,"at":`)
+			b.WriteString(strconv.FormatInt(r.At, 10))
+			b.WriteString(`,"outcome":`)
+			writeString(b, r.Outcome)
+		}
 	default:
 		return fmt.Errorf("unknown record kind %q", r.Kind)
 	}

@@ -35,6 +35,7 @@ func TestParseRecords_Valid(t *testing.T) {
 		`{"kind":"dead","raw_base64":"/wA=","error":"","at":8}`,
 		`{"kind":"pending","raw":"also junk"}`,
 		`{"kind":"seen","host":"a.com"}`,
+		`{"kind":"seen","host":"b.com","at":1705312200,"outcome":"http_503"}`,
 	}, "\r\n") + "\r\n\n"
 	recs, err := queue.ParseRecords(strings.NewReader(file))
 	if err != nil {
@@ -47,6 +48,7 @@ func TestParseRecords_Valid(t *testing.T) {
 		{Kind: "dead", Raw: []byte{0xff, 0}, At: 8},
 		{Kind: "pending", Raw: []byte("also junk")},
 		{Kind: "seen", Host: "a.com"},
+		{Kind: "seen", Host: "b.com", At: 1705312200, Outcome: "http_503"},
 	}
 	if diff := cmp.Diff(want, recs); diff != "" {
 		t.Errorf("ParseRecords() (-want +got):\n%s", diff)
@@ -72,9 +74,12 @@ func TestParseRecords_BadLinesReportedByNumber(t *testing.T) {
 		`{"kind":"seen","host":"e.com"}`,                                         // 15 ok
 		`{"kind":"seen","host":"E.com"}`,                                         // 16 duplicate seen host
 		`{"kind":"dead","raw_base64":"!!","error":"","at":1}`,                    // 17 bad base64
+		`{"kind":"seen","host":"f.com","outcome":"ok"}`,                          // 18 outcome without at
+		`{"kind":"seen","host":"g.com","at":1,"outcome":"two words"}`,            // 19 outcome not one word
+		`{"kind":"seen","host":"h.com","at":1,"outcome":"ok"}`,                   // 20 ok
 	}, "\n")
 	lines, ie := badLines(t, file)
-	want := []int{2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 16, 17}
+	want := []int{2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19}
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("bad lines (-want +got):\n%s\n%v", diff, ie)
 	}

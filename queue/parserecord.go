@@ -23,6 +23,7 @@ type exportLine struct {
 	Error     *string         `json:"error"`
 	At        *int64          `json:"at"`
 	Host      *string         `json:"host"`
+	Outcome   *string         `json:"outcome"`
 }
 
 // ParseRecord decodes and validates one export line. Hosts are normalised
@@ -83,7 +84,7 @@ func ParseRecord(line []byte) (Record, error) {
 		rec.Item, rec.LeaseID = it, *l.Lease
 		rec.Deadline = time.UnixMilli(*l.Deadline)
 	case KindSeen:
-		allowed = []string{"host"}
+		allowed = []string{"host", "at", "outcome"}
 		if l.Host == nil {
 			return Record{}, errors.New(`seen record needs "host"`)
 		}
@@ -92,6 +93,9 @@ func ParseRecord(line []byte) (Record, error) {
 			return Record{}, err
 		}
 		rec.Host = h
+		if rec.At, rec.Outcome, err = lastProbe(l); err != nil {
+			return Record{}, err
+		}
 	case "":
 		return Record{}, errors.New(`record has no "kind"`)
 	default:
@@ -101,6 +105,21 @@ func ParseRecord(line []byte) (Record, error) {
 		return Record{}, fmt.Errorf("%s record cannot have %q", l.Kind, f)
 	}
 	return rec, nil
+}
+
+// lastProbe reads a seen record's optional last probe: "at" and "outcome"
+// together, or neither.
+func lastProbe(l exportLine) (int64, string, error) {
+	switch {
+	case (l.At == nil) != (l.Outcome == nil):
+		return 0, "", errors.New(`seen record needs both "at" and "outcome" (a last probe), or neither`)
+	case l.Outcome == nil:
+		return 0, "", nil
+	}
+	if err := CheckOutcome(*l.Outcome); err != nil {
+		return 0, "", err
+	}
+	return *l.At, *l.Outcome, nil
 }
 
 func decodeRecordItem(raw json.RawMessage) (*Item, error) {
@@ -119,7 +138,7 @@ func extraField(l exportLine, allowed []string) string {
 	}{
 		{"item", l.Item != nil}, {"raw", l.Raw != nil}, {"raw_base64", l.RawBase64 != nil},
 		{"lease", l.Lease != nil}, {"deadline", l.Deadline != nil}, {"error", l.Error != nil},
-		{"at", l.At != nil}, {"host", l.Host != nil},
+		{"at", l.At != nil}, {"host", l.Host != nil}, {"outcome", l.Outcome != nil},
 	}
 	for _, f := range set {
 		if !f.ok {

@@ -100,6 +100,18 @@ type Worker interface {
 	// Stats reports the sizes of the collections and the age of the oldest
 	// lease.
 	Stats(ctx context.Context) (Stats, error)
+
+	// Probed keeps each of ps as its host's last probe, replacing the one
+	// before. The loop calls it just before acking the hosts, so every host
+	// acked has its record (a host whose ack is then lost is probed again
+	// and its record rewritten). An outcome [CheckOutcome] refuses is an
+	// error and nothing is kept.
+	Probed(ctx context.Context, ps []Probe) error
+
+	// Queued reports, for each of hosts, whether the queue holds it to be
+	// probed: it was seeded (or requeued) and has no probe record since.
+	// A host never seeded, or done, is not queued.
+	Queued(ctx context.Context, hosts []host.Name) ([]bool, error)
 }
 
 // Admin is what an operator's verbs use besides Seed, Stats and Reclaim:
@@ -114,6 +126,12 @@ type Admin interface {
 
 	// PurgeDead deletes every dead item and returns how many there were.
 	PurgeDead(ctx context.Context) (int, error)
+
+	// Requeue moves every done host whose last probe sel picks back to
+	// pending, as a new item with attempt 0, and forgets that probe, so the
+	// host counts as queued again; it returns how many moved. Each host
+	// moves once even when several callers requeue at the same time.
+	Requeue(ctx context.Context, sel Selector) (int, error)
 
 	// Dump calls fn with every record the queue holds: pending oldest first,
 	// then processing, dead and seen. It stops at fn's first error and
@@ -186,6 +204,7 @@ type Record struct {
 	LeaseID  string    // processing
 	Deadline time.Time // processing
 	Error    string    // dead
-	At       int64     // dead: Unix seconds
+	At       int64     // dead, or seen with an Outcome: Unix seconds
 	Host     host.Name // seen
+	Outcome  string    // seen: the host's last probe's outcome ("": not probed since queued)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/store"
 )
 
@@ -24,6 +25,16 @@ type BatcherConfig struct {
 	MaxDelay time.Duration
 	// Now stamps batches; nil means time.Now.
 	Now func() time.Time
+	// Queue tells which edge targets the queue holds to be probed, whose
+	// nodes their own probes write; nil: none is, and every edge target
+	// gets a bare node when first met.
+	Queue Queued
+}
+
+// Queued is the part of the queue the batcher asks; every store backend
+// has it.
+type Queued interface {
+	Queued(ctx context.Context, hosts []host.Name) ([]bool, error)
 }
 
 // Batch defaults. A worker waits for its result's batch to be written
@@ -195,69 +206,131 @@ func (b *Batcher) write(g []pending) error {
 	return nil
 }
 
-// Seen-set key prefixes: one namespace per kind of record. A probed host's
-// node has its own key, so that its TXT records are emitted even when the
-// host was already emitted as another host's edge target.
+// Seen-set key prefixes: one namespace per kind of record. A domain node
+// has one key whether a probe or an edge brought it, so it is written once
+// per run.
 const (
 	keyDomain = "d\x00"
-	keyProbed = "p\x00"
 	keyIP     = "i\x00"
 	keyCert   = "c\x00"
 	keyEdge   = "e\x00"
 )
 
+// entry is one node or edge of a batch being built: its seen-set key and
+// how to add it to the batch.
+type entry struct {
+	key string
+	add func()
+}
+
 // build returns the batch of results' new nodes and edges (and every
 // result's outcome), with the keys to mark once it is written.
+//
+// A probed host's node comes from its own probe, even when the probe found
+// nothing (an NXDOMAIN host still gets its node, for the edges that point
+// at it). A host that appears only as another host's edge target gets a
+// bare node, unless the queue holds it to be probed: then its own probe
+// writes its node later, with what it learns, and the node is not written
+// twice.
 func (b *Batcher) build(ctx context.Context, results []*crawl.Result) (*crawl.Batch, []string, error) {
-	type item struct {
-		key  string
-		also string // a key marked with this one: a probed host's node stands for its bare node too
-		add  func()
-	}
 	batch := &crawl.Batch{
 		ProbeID: b.cfg.ProbeID, RunID: b.cfg.RunID, BatchID: newBatchID(),
 		Timestamp:   b.cfg.Now().Unix(),
 		NodesDomain: []crawl.DomainNode{}, NodesIP: []crawl.IPNode{}, NodesCert: []crawl.CertNode{}, Edges: []crawl.Edge{},
 	}
-	var items []item
+	var items []entry
 	inBatch := make(map[string]bool)
-	add := func(key, also string, f func()) {
+	add := func(key string, f func()) {
 		if !inBatch[key] {
 			inBatch[key] = true
-			if also != "" {
-				inBatch[also] = true
-			}
-			items = append(items, item{key, also, f})
+			items = append(items, entry{key, f})
 		}
 	}
 	// Probed hosts' nodes first, so that a bare node of the same host in
 	// this batch is left out.
 	for _, r := range results {
 		batch.Probes = append(batch.Probes, r.Outcome)
-		for _, d := range r.Domains {
-			if d.Host == r.Host {
-				add(keyProbed+d.Host, keyDomain+d.Host, func() { batch.NodesDomain = append(batch.NodesDomain, d) })
-			}
+		if d, ok := ownNode(r, batch.Timestamp); ok {
+			add(keyDomain+d.Host, func() { batch.NodesDomain = append(batch.NodesDomain, d) })
 		}
 	}
+	var bare []crawl.DomainNode
 	for _, r := range results {
 		for _, d := range r.Domains {
-			if d.Host != r.Host {
-				add(keyDomain+d.Host, "", func() { batch.NodesDomain = append(batch.NodesDomain, d) })
+			if d.Host != r.Host && !inBatch[keyDomain+d.Host] {
+				inBatch[keyDomain+d.Host] = true
+				bare = append(bare, d)
 			}
 		}
 		for _, n := range r.IPs {
-			add(keyIP+n.IP, "", func() { batch.NodesIP = append(batch.NodesIP, n) })
+			add(keyIP+n.IP, func() { batch.NodesIP = append(batch.NodesIP, n) })
 		}
 		for _, c := range r.Certs {
-			add(keyCert+c.SPKISHA256, "", func() { batch.NodesCert = append(batch.NodesCert, c) })
+			add(keyCert+c.SPKISHA256, func() { batch.NodesCert = append(batch.NodesCert, c) })
 		}
 		for _, e := range r.Edges {
-			add(keyEdge+e.Type+"\x00"+e.Source+"\x00"+e.Target, "", func() { batch.Edges = append(batch.Edges, e) })
+			add(keyEdge+e.Type+"\x00"+e.Source+"\x00"+e.Target, func() { batch.Edges = append(batch.Edges, e) })
 		}
 	}
+	bare, err := b.unqueued(ctx, bare)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range bare {
+		items = append(items, entry{keyDomain + d.Host, func() { batch.NodesDomain = append(batch.NodesDomain, d) }})
+	}
+	fresh, err := b.fresh(ctx, items)
+	if err != nil {
+		return nil, nil, err
+	}
+	return batch, fresh, nil
+}
+
+// ownNode returns the node of the probed host of r, or a node with only
+// its name when the probe found nothing to fill one (stamped ts).
+func ownNode(r *crawl.Result, ts int64) (crawl.DomainNode, bool) {
+	for _, d := range r.Domains {
+		if d.Host == r.Host {
+			return d, true
+		}
+	}
+	if _, err := host.Parse(r.Host); err != nil || r.Host == "" {
+		return crawl.DomainNode{}, false
+	}
+	return crawl.DomainNode{Host: r.Host, Apex: crawl.Apex(r.Host), FirstSeen: ts, LastSeen: ts}, true
+}
+
+// unqueued returns the nodes of ds whose hosts the queue does not hold to
+// be probed (all of them without a queue).
+func (b *Batcher) unqueued(ctx context.Context, ds []crawl.DomainNode) ([]crawl.DomainNode, error) {
+	if b.cfg.Queue == nil || len(ds) == 0 {
+		return ds, nil
+	}
+	hs := make([]host.Name, len(ds))
+	for i, d := range ds {
+		hs[i] = host.Name(d.Host)
+	}
+	queued, err := b.cfg.Queue.Queued(ctx, hs)
+	if err != nil {
+		return nil, fmt.Errorf("check queued hosts: %w", err)
+	}
+	if len(queued) != len(ds) {
+		return nil, fmt.Errorf("check queued hosts: %d answers for %d hosts", len(queued), len(ds))
+	}
+	out := ds[:0]
+	for i, d := range ds {
+		if !queued[i] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// fresh adds to the batch the items not yet emitted in the run and returns
+// their keys.
+func (b *Batcher) fresh(ctx context.Context, items []entry) ([]string, error) {
 	if len(items) == 0 {
-		return batch, nil, nil
+		return nil, nil
 	}
 	keys := make([]string, len(items))
 	for i, it := range items {
@@ -265,22 +338,19 @@ func (b *Batcher) build(ctx context.Context, results []*crawl.Result) (*crawl.Ba
 	}
 	seen, err := b.seen.Seen(ctx, b.cfg.RunID, keys)
 	if err != nil {
-		return nil, nil, fmt.Errorf("check emitted: %w", err)
+		return nil, fmt.Errorf("check emitted: %w", err)
 	}
 	if len(seen) != len(keys) {
-		return nil, nil, fmt.Errorf("check emitted: %d answers for %d keys", len(seen), len(keys))
+		return nil, fmt.Errorf("check emitted: %d answers for %d keys", len(seen), len(keys))
 	}
 	var fresh []string
 	for i, it := range items {
 		if !seen[i] {
 			it.add()
 			fresh = append(fresh, it.key)
-			if it.also != "" {
-				fresh = append(fresh, it.also)
-			}
 		}
 	}
-	return batch, fresh, nil
+	return fresh, nil
 }
 
 // newBatchID returns a random 128-bit ID in hex.

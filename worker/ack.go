@@ -8,22 +8,29 @@ import (
 	"github.com/spyder-crawler/spyder/queue"
 )
 
+// finished is a host whose result is durable, with the probe to keep for
+// it, waiting for its ack.
+type finished struct {
+	l queue.Lease
+	p queue.Probe
+}
+
 // ackLoop acks the leases workers hand over, as many per AckAll call as
 // are waiting: the queue sees one round trip for them, and no worker waits
 // on its own. Each lease's slot of sem is freed once its ack is answered,
 // so at most Concurrency hosts are ever leased and not yet acked. It
 // returns once acks is closed and drained.
-func (w *Loop) ackLoop(ctx, bg context.Context, acks <-chan queue.Lease, sem <-chan struct{}) {
-	for l := range acks {
-		batch := []queue.Lease{l}
+func (w *Loop) ackLoop(ctx, bg context.Context, acks <-chan finished, sem <-chan struct{}) {
+	for f := range acks {
+		batch := []finished{f}
 	more:
 		for len(batch) < maxAckBatch {
 			select {
-			case l, ok := <-acks:
+			case f, ok := <-acks:
 				if !ok {
 					break more
 				}
-				batch = append(batch, l)
+				batch = append(batch, f)
 			default:
 				break more
 			}
@@ -35,13 +42,19 @@ func (w *Loop) ackLoop(ctx, bg context.Context, acks <-chan queue.Lease, sem <-c
 	}
 }
 
-// ackAll acks ls and reports each outcome, trying again while the queue
+// ackAll keeps the probes of fs and acks their leases, reporting each
+// outcome, trying again while the queue
 // cannot be reached (a Redis restarting, a network cut) until the last of
 // the leases would expire or ctx (the work's context) ends: an ack given up
 // on leaves the host to be probed again once its lease expires, though its
 // result is written.
-func (w *Loop) ackAll(ctx, bg context.Context, ls []queue.Lease) {
-	ok, err := w.ackRetrying(ctx, bg, ls)
+func (w *Loop) ackAll(ctx, bg context.Context, fs []finished) {
+	ls := make([]queue.Lease, len(fs))
+	ps := make([]queue.Probe, len(fs))
+	for i, f := range fs {
+		ls[i], ps[i] = f.l, f.p
+	}
+	ok, err := w.ackRetrying(ctx, bg, ls, ps)
 	for i, l := range ls {
 		w.untrack(l.ID)
 		switch {
@@ -58,10 +71,11 @@ func (w *Loop) ackAll(ctx, bg context.Context, ls []queue.Lease) {
 	}
 }
 
-// ackRetrying calls AckAll until it answers, backing off from 100 ms to
+// ackRetrying calls Probed and then AckAll until both answer (the probes
+// first, so that an acked host always has its record), backing off from 100 ms to
 // 5 s, for as long as the last lease of ls holds and ctx lasts; it logs
 // ack_retry once.
-func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease) ([]bool, error) {
+func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
 	last := ls[0].Deadline
 	for _, l := range ls[1:] {
 		if l.Deadline.After(last) {
@@ -69,7 +83,11 @@ func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease) ([]bool, e
 		}
 	}
 	for try, wait := 0, 100*time.Millisecond; ; try, wait = try+1, min(2*wait, 5*time.Second) {
-		ok, err := w.q.AckAll(bg, ls)
+		var ok []bool
+		err := w.q.Probed(bg, ps)
+		if err == nil {
+			ok, err = w.q.AckAll(bg, ls)
+		}
 		if err == nil || errors.Is(err, queue.ErrClosed) || time.Until(last) < wait {
 			return ok, err
 		}

@@ -59,6 +59,12 @@ type Config struct {
 	// than MaxDomains.
 	Continuous bool
 	MaxDomains int64
+
+	// Check, when set, guards the run against a network of its own that
+	// fails: probes that failed as if the resolver or the network were
+	// down are held back until another probe succeeds or Check passes; if
+	// Check fails, the run halts and hands those hosts back unprobed.
+	Check Checker
 }
 
 // Loop leases hosts from the queue and probes them with at most
@@ -86,6 +92,9 @@ type Loop struct {
 	// halt ends the run with an error no retry of a host can fix; set by
 	// Run.
 	halt context.CancelCauseFunc
+	// guard holds back probes that failed as if the network were down;
+	// nil without Config.Check. Set by Run.
+	guard *guard
 }
 
 // New returns a Loop over q that probes with p, writes to out, logs to log

@@ -85,7 +85,7 @@ func newLoopFixtureOn(tb testing.TB, q queue.Queue, o crawltest.Options, seeds i
 	logs := &syncBuffer{}
 	l := New(q, c, b, slog.New(slog.NewJSONHandler(logs, nil)), metrics.New(lim), Config{
 		Concurrency: 16, LeaseTTL: time.Minute, MaxAttempts: 3, Grace: time.Minute,
-		ExitWhenEmpty: true, ReclaimEvery: time.Second, MaxDomains: 1 << 40,
+		ExitWhenEmpty: true, ReclaimEvery: time.Second, MaxDomains: 1 << 40, Check: c.CheckResolver,
 	})
 	return &loopFixture{w: w, q: q, batcher: b, logs: logs, l: l}
 }

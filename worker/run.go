@@ -19,6 +19,9 @@ func (w *Loop) Run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
 	ctx, w.halt = context.WithCancelCause(ctx)
 	defer w.halt(nil)
+	if w.cfg.Check != nil {
+		w.guard = newGuard(w.cfg.Check, w.Inflight, func(err error) { w.halt(haltError{err}) })
+	}
 	workCtx, cancelWork := context.WithCancel(bg)
 	defer cancelWork()
 
@@ -32,7 +35,7 @@ func (w *Loop) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, w.cfg.Concurrency)
-	acks := make(chan queue.Lease, w.cfg.Concurrency)
+	acks := make(chan finished, w.cfg.Concurrency)
 	ackDone := make(chan struct{})
 	go func() {
 		defer close(ackDone)
@@ -81,7 +84,7 @@ func (w *Loop) windDown(ctx context.Context, cancelWork func()) error {
 // leaseLoop leases while there is room and work, starting one goroutine per
 // leased item. A slot of sem is taken per lease and freed once the lease is
 // acked (by ackLoop), failed or left for releaseRest.
-func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, acks chan<- queue.Lease, wg *sync.WaitGroup) error {
+func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, acks chan<- finished, wg *sync.WaitGroup) error {
 	var downSince time.Time // first failed Lease of an outage
 	for {
 		n, ok := takeSlots(ctx, sem)
@@ -151,7 +154,7 @@ func takeSlots(ctx context.Context, sem chan struct{}) (int, bool) {
 
 // start tracks leases and probes each in a goroutine of its own; a probe
 // that does not hand its lease to acks frees its slot itself.
-func (w *Loop) start(workCtx, bg context.Context, leases []queue.Lease, sem chan struct{}, acks chan<- queue.Lease, wg *sync.WaitGroup) {
+func (w *Loop) start(workCtx, bg context.Context, leases []queue.Lease, sem chan struct{}, acks chan<- finished, wg *sync.WaitGroup) {
 	w.m.Leased.Add(float64(len(leases)))
 	w.track(leases)
 	for _, l := range leases {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
 )
@@ -13,7 +14,7 @@ import (
 // work probes one leased host, writes its result and hands the lease to
 // acks, reporting true; ackLoop then acks it and frees its slot. A probe
 // that the shutdown cut short leaves its lease tracked, for releaseRest.
-func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- queue.Lease) bool {
+func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- finished) bool {
 	w.m.Inflight.Inc()
 	defer w.m.Inflight.Dec()
 
@@ -27,19 +28,28 @@ func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- queue.Le
 		endHeartbeat()
 		return false
 	}
-	// A finished probe is written even when the grace period ends
-	// meanwhile: its batch is due within the batcher's delay, and releasing
-	// it now could write it twice.
-	err := w.out.Add(bg, res)
-	l = endHeartbeat()
-	if err != nil {
-		err = fmt.Errorf("output: %w", err)
-	} else if w.cfg.Continuous && len(res.Discovered) > 0 {
-		// Before the ack: hosts found but not queued would be lost.
+	if !w.judge(ctx, l.Item.Host, res) { // the network failed, not the host: handed back
+		endHeartbeat()
+		return false
+	}
+	var err error
+	if w.cfg.Continuous && len(res.Discovered) > 0 {
+		// Before the ack, or hosts found but not queued would be lost; and
+		// before the write, so the output sees them queued and leaves
+		// their nodes to their own probes.
 		if err = w.enqueue(bg, res.Discovered); err != nil {
 			err = fmt.Errorf("enqueue discovered hosts: %w", err)
 		}
 	}
+	if err == nil {
+		// A finished probe is written even when the grace period ends
+		// meanwhile: its batch is due within the batcher's delay, and
+		// releasing it now could write it twice.
+		if err = w.out.Add(bg, res); err != nil {
+			err = fmt.Errorf("output: %w", err)
+		}
+	}
+	l = endHeartbeat()
 	switch {
 	case err != nil && writesRefused(err):
 		// Not the host's fault, and every other host would fail alike:
@@ -51,7 +61,29 @@ func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- queue.Le
 		w.fail(bg, l, err.Error())
 		return false
 	}
-	acks <- l
+	outcome := res.Outcome.Summary()
+	if queue.CheckOutcome(outcome) != nil {
+		outcome = "error"
+	}
+	acks <- finished{l, queue.Probe{Host: l.Item.Host, At: time.Now().Unix(), Outcome: outcome}}
+	return true
+}
+
+// judge reports whether res is the host's result to write: true unless
+// the guard holds it as a failure of the crawl's own network and then
+// halts the run (or the run ends while it is held).
+func (w *Loop) judge(ctx context.Context, h host.Name, res *crawl.Result) bool {
+	if w.guard == nil {
+		return true
+	}
+	if sign := suspect(res); sign != "" {
+		var resolved host.Name
+		if answered(res) {
+			resolved = h
+		}
+		return w.guard.hold(ctx, sign, resolved)
+	}
+	w.guard.ok(h)
 	return true
 }
 

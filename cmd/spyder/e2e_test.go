@@ -40,6 +40,7 @@ func TestE2E_StandaloneEqualsExpected(t *testing.T) {
 	}
 	got := mustReadBatches(t, out)
 	checkEdges(t, w, got.Edges)
+	checkOnce(t, got)
 	counts := probeCounts(got.Probes)
 	for _, h := range w.Seeds {
 		if counts[h] != 1 {
@@ -150,6 +151,7 @@ func TestE2E_FleetSharesWork(t *testing.T) {
 	}
 	all := mustReadBatches(t, outs...)
 	checkEdges(t, w, all.Edges)
+	checkOnce(t, all)
 	if _, dups := edgeSet(all.Edges); dups > 0 {
 		t.Errorf("%d edges written more than once over the fleet, want 0 (one run, one seen set)", dups)
 	}
@@ -566,6 +568,7 @@ func TestE2E_Continuous(t *testing.T) {
 		t.Fatalf("spyder run --continuous: %v\n%s", err, p.log())
 	}
 	got := mustReadBatches(t, out)
+	checkOnce(t, got) // hosts met as link targets, then queued and probed: one node each
 	counts := probeCounts(got.Probes)
 	var probed []string
 	for h, n := range counts {

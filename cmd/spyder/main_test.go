@@ -233,10 +233,12 @@ func mustDomains(tb testing.TB, hosts []string) string {
 
 // output is what spyder wrote, read back from batch lines.
 type output struct {
-	Certs  []crawl.CertNode
-	Edges  []crawl.Edge
-	Probes []crawl.ProbeOutcome
-	Lines  int
+	Domains []crawl.DomainNode
+	IPs     []crawl.IPNode
+	Certs   []crawl.CertNode
+	Edges   []crawl.Edge
+	Probes  []crawl.ProbeOutcome
+	Lines   int
 }
 
 // mustReadBatches reads batch-format output files (a missing one is empty).
@@ -267,6 +269,8 @@ func (out *output) add(tb testing.TB, data []byte, name string) {
 			tb.Fatalf("%s line %d: %v: %.200s", name, i+1, err, line)
 		}
 		out.Lines++
+		out.Domains = append(out.Domains, b.NodesDomain...)
+		out.IPs = append(out.IPs, b.NodesIP...)
 		out.Certs = append(out.Certs, b.NodesCert...)
 		out.Edges = append(out.Edges, b.Edges...)
 		out.Probes = append(out.Probes, b.Probes...)

@@ -62,6 +62,7 @@ func queueCommand() *cli.Command {
 				Action: withBackend(true, queueReclaim),
 			}),
 			salvageCommand(),
+			retryCommand(),
 			{
 				Name:  "dead",
 				Usage: "list, retry or purge dead items",

@@ -13,6 +13,7 @@ import (
 	"github.com/spyder-crawler/spyder/dashboard"
 	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/metrics"
+	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/store"
 	"github.com/spyder-crawler/spyder/worker"
@@ -76,13 +77,21 @@ func runAction(c *cli.Context) error {
 	return closeBackend(b)
 }
 
-// prepare seeds the queue from --domains and, standalone, hands back the
-// leases an earlier run left in the file.
+// prepare seeds the queue from --domains, queues again the hosts due for
+// a --revisit and, standalone, hands back the leases an earlier run left in
+// the file.
 func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) error {
 	if cfg.domains != "" {
 		if _, err := seedDomains(ctx, b, cfg.domains, os.Stdin, log); err != nil {
 			return err
 		}
+	}
+	if cfg.revisit > 0 {
+		n, err := b.Requeue(ctx, queue.Selector{Before: time.Now().Add(-cfg.revisit)})
+		if err != nil {
+			return fmt.Errorf("%s: revisit: %w", b.Name(), err)
+		}
+		log.Info("revisit", "requeued", n, "older_than", cfg.revisit.String())
 	}
 	if !b.Shared() {
 		if err := worker.Recover(ctx, b, log); err != nil {
@@ -128,9 +137,12 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, log *slog.Logger) (*ru
 		return r, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	r.batcher = sink.NewBatcher(sink.Counting{Sink: out.sink, M: r.m}, seen,
-		sink.BatcherConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID})
+		sink.BatcherConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID, Queue: b})
 	loop := cfg.loop
 	loop.ExitWhenEmpty = !b.Shared() || cfg.exitIfEmpty
+	if c, ok := probe.(*crawl.Crawler); ok {
+		loop.Check = c.CheckResolver
+	}
 	r.loop = worker.New(b, probe, r.batcher, log, r.m, loop)
 	r.probeID = cfg.crawl.ProbeID
 	return r, r.serve(c.Context, cfg)

@@ -14,7 +14,8 @@ import (
 
 // runConfig is what the flags of `spyder run` ask for, checked.
 type runConfig struct {
-	domains     string // seed from this file first ("-": stdin)
+	domains     string        // seed from this file first ("-": stdin)
+	revisit     time.Duration // requeue done hosts probed longer ago than this first (0: none)
 	crawl       crawl.Config
 	loop        worker.Config
 	rate        float64
@@ -72,6 +73,11 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 			Grace: c.Duration("grace"), ReclaimEvery: min(c.Duration("lease")/2, 30*time.Second),
 			Continuous: c.Bool("continuous"), MaxDomains: int64(c.Int("max-domains")),
 		},
+	}
+	if c.String("revisit") != "" {
+		if cfg.revisit, err = parseAge(c.String("revisit")); err != nil {
+			return runConfig{}, usagef("--revisit: %v", err)
+		}
 	}
 	if p := c.String("dial-proxy"); p != "" {
 		cfg.crawl.Dial = connectDialer(p)

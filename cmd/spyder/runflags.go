@@ -45,6 +45,8 @@ func runFlags() []cli.Flag {
 			Usage: "with --redis, hold the rate across every probe of the fleet (falls back to a local limiter when Redis is away)"}),
 		dur(&cli.DurationFlag{Name: "lease", Value: queue.DefaultLeaseTTL, Category: catQueue, EnvVars: env("LEASE"),
 			Usage: "lease TTL: a host a crashed worker held is probed again after this"}),
+		str(&cli.StringFlag{Name: "revisit", Category: catQueue, EnvVars: env("REVISIT"),
+			Usage: "first queue again the done hosts last probed longer ago than `AGE` (e.g. 7d, 36h)"}),
 		integer(&cli.IntFlag{Name: "max-attempts", Value: queue.DefaultMaxAttempts, Category: catQueue, EnvVars: env("MAX_ATTEMPTS"),
 			Usage: "a host whose output failed (or whose lease expired) this many times goes to dead"}),
 		boolean(&cli.BoolFlag{Name: "continuous", Category: catCrawl, EnvVars: env("CONTINUOUS"),

@@ -166,8 +166,12 @@ func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 		if err != nil {
 			return err
 		}
-		return each(bucketSeen, func(k, _ []byte) (queue.Record, error) {
-			return queue.Record{Kind: queue.KindSeen, Host: host.Name(k)}, nil
+		return each(bucketSeen, func(k, v []byte) (queue.Record, error) {
+			r := queue.Record{Kind: queue.KindSeen, Host: host.Name(k)}
+			if p, err := queue.ParseProbe(r.Host, string(v)); err == nil {
+				r.At, r.Outcome = p.At, p.Outcome
+			}
+			return r, nil
 		})
 	})
 	if err != nil {
@@ -221,7 +225,11 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 				if seen.Get([]byte(r.Host)) == nil {
 					d.seen++
 				}
-				err = seen.Put([]byte(r.Host), []byte{})
+				var v []byte
+				if r.Outcome != "" {
+					v = []byte(queue.Probe{At: r.At, Outcome: r.Outcome}.Encode())
+				}
+				err = seen.Put([]byte(r.Host), v)
 			default:
 				err = fmt.Errorf("unknown kind %q", r.Kind)
 			}

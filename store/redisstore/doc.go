@@ -22,6 +22,7 @@
 //	spyder:queue:leases                zset    in flight: "<lease ID> <item>" → deadline (Unix ms)
 //	spyder:queue:dead                  list    dead entries, oldest first (RPUSH)
 //	spyder:queue:seen                  set     every host ever seeded
+//	spyder:queue:probed                hash    done host → its last probe, "<Unix s> <outcome>"
 //	spyder:queue:processing            list    in flight under the list protocol (read only)
 //	spyder:queue:processing-noticed    hash    list-protocol in-flight item → when Reclaim first saw it
 //	spyder:queue:lease-seq             string  counter lease IDs are drawn from
@@ -42,6 +43,7 @@
 //	redis-cli ZRANGEBYSCORE spyder:queue:leases -inf $(( $(date +%s) * 1000 ))  # expired, not yet reclaimed
 //	redis-cli LRANGE spyder:queue:dead 0 9                      # ten oldest dead items
 //	redis-cli SCARD spyder:queue:seen                           # hosts ever seeded
+//	redis-cli HGET spyder:queue:probed example.com              # its last probe
 //
 // A lease ID is "<seq>-<lease start, Unix ms>"; the score is the deadline.
 // spyder queue stats shows the same numbers.

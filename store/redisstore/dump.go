@@ -187,12 +187,20 @@ func (s *Store) dumpSeen(ctx context.Context, snap keys, fn func(queue.Record) e
 		if err != nil {
 			return s.interpret(ctx, "dump", err)
 		}
-		for _, h := range hosts {
+		probes, err := s.lastProbes(ctx, snap, hosts)
+		if err != nil {
+			return err
+		}
+		for i, h := range hosts {
 			if done[h] {
 				continue
 			}
 			done[h] = true
-			if err := fn(queue.Record{Kind: queue.KindSeen, Host: host.Name(h)}); err != nil {
+			r := queue.Record{Kind: queue.KindSeen, Host: host.Name(h)}
+			if p, err := queue.ParseProbe(r.Host, probes[i]); err == nil {
+				r.At, r.Outcome = p.At, p.Outcome
+			}
+			if err := fn(r); err != nil {
 				return err
 			}
 		}
@@ -200,6 +208,23 @@ func (s *Store) dumpSeen(ctx context.Context, snap keys, fn func(queue.Record) e
 			return nil
 		}
 	}
+}
+
+// lastProbes reads the probe records of hosts from the snapshot ("" for a
+// host without one).
+func (s *Store) lastProbes(ctx context.Context, snap keys, hosts []string) ([]string, error) {
+	out := make([]string, len(hosts))
+	if len(hosts) == 0 {
+		return out, nil
+	}
+	vs, err := s.c.HMGet(ctx, snap.probed, hosts...).Result()
+	if err != nil {
+		return nil, s.interpret(ctx, "dump", err)
+	}
+	for i, v := range vs {
+		out[i], _ = v.(string)
+	}
+	return out, nil
 }
 
 //go:embed load.lua
@@ -257,6 +282,9 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 			pipe.RPush(ctx, stage.dead, encodeDead(raw, decoded, r.Error, r.At))
 		case queue.KindSeen:
 			pipe.SAdd(ctx, stage.seen, string(r.Host))
+			if r.Outcome != "" {
+				pipe.HSet(ctx, stage.probed, string(r.Host), queue.Probe{At: r.At, Outcome: r.Outcome}.Encode())
+			}
 		default:
 			return fmt.Errorf("load: record %d: unknown kind %q", i, r.Kind)
 		}

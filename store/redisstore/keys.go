@@ -16,6 +16,7 @@ type keys struct {
 	legacySeen  string // hash: legacy item bytes → when first noticed (Unix ms)
 	probes      string // hash: probe ID → its last heartbeat (JSON)
 	probeExpiry string // sorted set: probe ID → when its last heartbeat expires (Unix ms)
+	probed      string // hash: done host → its last probe, "<unix seconds> <outcome>"
 }
 
 func newKeys(base string) keys {
@@ -29,13 +30,14 @@ func newKeys(base string) keys {
 		legacySeen:  base + ":processing-noticed",
 		probes:      base + ":probes",
 		probeExpiry: base + ":probes-expiry",
+		probed:      base + ":probed",
 	}
 }
 
 // state lists the keys that hold queue state (not counters), the ones
 // Load requires absent.
 func (k keys) state() []string {
-	return []string{k.pending, k.legacy, k.dead, k.seen, k.leases, k.legacySeen}
+	return []string{k.pending, k.legacy, k.dead, k.seen, k.leases, k.legacySeen, k.probed}
 }
 
 // hashTag returns the part of key Redis Cluster hashes: the text between the

@@ -101,6 +101,13 @@ func runQueue(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{"StatsReportsOldestLeaseAge", testStatsLeaseAge},
 		{"DeadRetryDeadPurgeDead", testDeadRetryPurge},
 		{"DeadItemsAreNeverTrimmed", testDeadNeverTrimmed},
+		// Probe records, Queued, Requeue
+		{"QueuedFollowsProbeRecords", testQueuedFollowsProbes},
+		{"RequeueByOutcome", testRequeueByOutcome},
+		{"RequeueByAge", testRequeueByAge},
+		{"RequeueConcurrentMovesEachHostOnce", testRequeueConcurrentMovesOnce},
+		{"ProbedRefusesBadOutcome", testProbedRefusesBadOutcome},
+		{"ExportImportKeepsLastProbes", twoQueues(newQueue, testExportImportKeepsProbes)},
 		// Unknown fields
 		{"UnknownFieldsSurviveEveryPath", testUnknownFields},
 		// Dump, Load, Export, Import

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
+)
+
+// TestE2E_CrawlOverTime crawls a world, then on the same queue: a second
+// run probes nothing; `queue retry --outcome` queues exactly the hosts whose
+// last probe ended so, and the next run probes those; `run --revisit`
+// probes every host again once its last probe is older than the age. Each
+// run's output holds every node and edge once. On both backends.
+func TestE2E_CrawlOverTime(t *testing.T) {
+	t.Parallel()
+	t.Run("bbolt", func(t *testing.T) {
+		t.Parallel()
+		testCrawlOverTime(t, []string{"--db", filepath.Join(t.TempDir(), "spyder.db")})
+	})
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		testCrawlOverTime(t, []string{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t), "--exit-when-empty"})
+	})
+}
+
+func testCrawlOverTime(t *testing.T, backend []string) {
+	w := crawltest.Start(t, crawltest.Options{Hosts: 80, Seed: 41})
+	wargs := worldArgs(t, w)
+	dir := t.TempDir()
+	queueArgs := slices.DeleteFunc(slices.Clone(backend), func(s string) bool { return s == "--exit-when-empty" })
+	run := func(name string, extra ...string) output {
+		t.Helper()
+		out := filepath.Join(dir, name+".jsonl")
+		args := append(append(append([]string{"run", "--out", out, "--run", name}, backend...), extra...), wargs...)
+		p := startSpyder(t, args...)
+		if err := p.wait(t, 90*time.Second); err != nil {
+			t.Fatalf("spyder run %s: %v\n%s", name, err, p.log())
+		}
+		return mustReadBatches(t, out)
+	}
+
+	first := run("r1", "--domains", mustDomains(t, w.Seeds))
+	checkOnce(t, first)
+	if got := probeCounts(first.Probes); len(got) != len(w.Seeds) {
+		t.Fatalf("first run probed %d hosts, want %d", len(got), len(w.Seeds))
+	}
+	if again := run("r2"); len(again.Probes) != 0 {
+		t.Errorf("a second run over the done queue probed %d hosts, want 0", len(again.Probes))
+	}
+
+	// The hosts whose last probe the world made fail in a way that may pass.
+	sel := queue.Selector{Outcomes: transientOutcomes}
+	var want []string
+	seen := map[string]int{}
+	for _, p := range first.Probes {
+		seen[p.Summary()]++
+		if sel.Match(queue.Probe{Outcome: p.Summary()}) {
+			want = append(want, p.Host)
+		}
+	}
+	if len(want) == 0 || len(want) == len(w.Seeds) {
+		t.Fatalf("the world gave %d hosts of %d a transient outcome (%v): nothing to tell apart", len(want), len(w.Seeds), seen)
+	}
+	msg := runApp(t, append([]string{"queue", "retry", "--outcome", "transient"}, queueArgs...)...)
+	if wantMsg := fmt.Sprintf("moved %d done hosts back to pending", len(want)); !strings.Contains(msg, wantMsg) {
+		t.Errorf("queue retry said %q, want %q", msg, wantMsg)
+	}
+	retried := run("r3")
+	checkOnce(t, retried)
+	got := hostsProbed(retried)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("after queue retry --outcome the run probed %v, want %v", got, want)
+	}
+
+	time.Sleep(2100 * time.Millisecond) // every probe is now older than 2s
+	revisited := run("r4", "--revisit", "2s")
+	checkOnce(t, revisited)
+	all := slices.Clone(w.Seeds)
+	slices.Sort(all)
+	if got := hostsProbed(revisited); !slices.Equal(got, all) {
+		t.Errorf("run --revisit 2s probed %d hosts, want all %d", len(got), len(all))
+	}
+}
+
+// hostsProbed lists the hosts out has an outcome for, sorted and once each.
+func hostsProbed(out output) []string {
+	var hs []string
+	for h := range probeCounts(out.Probes) {
+		hs = append(hs, h)
+	}
+	slices.Sort(hs)
+	return hs
+}

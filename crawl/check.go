@@ -1,0 +1,33 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/miekg/dns"
+
+	"github.com/spyder-crawler/spyder/host"
+)
+
+// CheckResolver tells whether the resolver, and the network to it, work,
+// with the lookups' own timeout and retries. Given known, a name that
+// resolved earlier in the crawl, it asks about it again and returns nil
+// when the resolver answers the question (an address, no address, or no
+// such name); an error when it does not answer or answers only that it
+// cannot (SERVFAIL, REFUSED). Without one it asks about "localhost", which
+// every resolver answers itself, and returns nil on any answer at all. The
+// error names the resolver.
+func (c *Crawler) CheckResolver(ctx context.Context, known host.Name) error {
+	q := string(known)
+	if q == "" {
+		q = "localhost"
+	}
+	msgs, errs := c.resolver.exchange(ctx, q, []uint16{dns.TypeA})
+	switch {
+	case errs[0] != nil:
+		return fmt.Errorf("resolver %s does not answer (asked for %s: %v)", c.resolver.server, q, errs[0])
+	case known != "" && msgs[0].Rcode != dns.RcodeSuccess && msgs[0].Rcode != dns.RcodeNameError:
+		return fmt.Errorf("resolver %s cannot resolve %s, which resolved earlier in the run (%s)", c.resolver.server, q, dns.RcodeToString[msgs[0].Rcode])
+	}
+	return nil
+}

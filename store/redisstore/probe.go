@@ -1,0 +1,113 @@
+package redisstore
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+)
+
+// probeChunk is how many hosts one Probed or Queued script call takes, and
+// requeueScan the HSCAN COUNT of one Requeue step.
+const (
+	probeChunk  = 1000
+	requeueScan = 1000
+)
+
+//go:embed probed.lua
+var probedLua string
+
+var probedScript = redis.NewScript(probedLua)
+
+// Probed implements [queue.Worker.Probed]: one script call per chunk.
+func (s *Store) Probed(ctx context.Context, ps []queue.Probe) error {
+	for _, p := range ps {
+		if err := queue.CheckOutcome(p.Outcome); err != nil {
+			return fmt.Errorf("probed %s: %w", p.Host, err)
+		}
+	}
+	for len(ps) > 0 {
+		chunk := ps[:min(len(ps), probeChunk)]
+		ps = ps[len(chunk):]
+		args := make([]any, 0, 2*len(chunk))
+		for _, p := range chunk {
+			args = append(args, string(p.Host), p.Encode())
+		}
+		if _, err := s.run(ctx, "probed", probedScript, []string{s.k.seen, s.k.probed}, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+//go:embed queued.lua
+var queuedLua string
+
+var queuedScript = redis.NewScript(queuedLua)
+
+// Queued implements [queue.Worker.Queued]: one script call per chunk.
+func (s *Store) Queued(ctx context.Context, hosts []host.Name) ([]bool, error) {
+	out := make([]bool, 0, len(hosts))
+	for len(hosts) > 0 {
+		chunk := hosts[:min(len(hosts), probeChunk)]
+		hosts = hosts[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, h := range chunk {
+			args[i] = string(h)
+		}
+		v, err := s.run(ctx, "queued", queuedScript, []string{s.k.seen, s.k.probed}, args...)
+		if err != nil {
+			return nil, err
+		}
+		r, _ := v.([]any)
+		if len(r) != len(chunk) {
+			return nil, fmt.Errorf("queued: %d answers for %d hosts", len(r), len(chunk))
+		}
+		for _, x := range r {
+			out = append(out, toInt64(x) == 1)
+		}
+	}
+	return out, nil
+}
+
+//go:embed requeue.lua
+var requeueLua string
+
+var requeueScript = redis.NewScript(requeueLua)
+
+// Requeue implements [queue.Admin.Requeue]: one script call per HSCAN
+// step, each atomic, so concurrent callers never move a host twice. A
+// cancelled ctx stops it between steps; the count moved so far is returned
+// with the error.
+func (s *Store) Requeue(ctx context.Context, sel queue.Selector) (int, error) {
+	var before int64
+	if !sel.Before.IsZero() {
+		before = max(sel.Before.Unix(), 1)
+	}
+	args := []any{"0", requeueScan, strconv.FormatInt(s.wallNow().Unix(), 10), before}
+	for _, o := range sel.Outcomes {
+		args = append(args, o)
+	}
+	moved := 0
+	for {
+		v, err := s.run(ctx, "requeue", requeueScript, []string{s.k.pending, s.k.probed}, args...)
+		if err != nil {
+			return moved, err
+		}
+		r, _ := v.([]any)
+		if len(r) != 2 {
+			return moved, fmt.Errorf("requeue: %d values, want 2", len(r))
+		}
+		moved += int(toInt64(r[1]))
+		cursor, _ := r[0].(string)
+		if cursor == "0" || cursor == "" {
+			return moved, nil
+		}
+		args[0] = cursor
+	}
+}

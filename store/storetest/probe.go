@@ -1,0 +1,174 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spyder-crawler/spyder/queue"
+)
+
+// probeAll leases every pending host, records outcome[host] as its last
+// probe at time at, and acks it, as the run loop does.
+func probeAll(tb testing.TB, q queue.Queue, at time.Time, outcome map[string]string) {
+	tb.Helper()
+	ls := mustLease(tb, q, 100, long)
+	ps := make([]queue.Probe, len(ls))
+	for i, l := range ls {
+		ps[i] = queue.Probe{Host: l.Item.Host, At: at.Unix(), Outcome: outcome[string(l.Item.Host)]}
+	}
+	if err := q.Probed(context.Background(), ps); err != nil {
+		tb.Fatalf("Probed() error: %v", err)
+	}
+	for _, l := range ls {
+		mustAck(tb, q, l)
+	}
+}
+
+func mustQueued(tb testing.TB, q queue.Queue, hosts ...string) []bool {
+	tb.Helper()
+	got, err := q.Queued(context.Background(), names(tb, hosts...))
+	if err != nil {
+		tb.Fatalf("Queued(%q) error: %v", hosts, err)
+	}
+	return got
+}
+
+func mustRequeue(tb testing.TB, q queue.Queue, sel queue.Selector) int {
+	tb.Helper()
+	n, err := q.Requeue(context.Background(), sel)
+	if err != nil {
+		tb.Fatalf("Requeue(%+v) error: %v", sel, err)
+	}
+	return n
+}
+
+// testQueuedFollowsProbes: a seeded host is queued until its probe is
+// recorded; a host never seeded is not.
+func testQueuedFollowsProbes(t *testing.T, q queue.Queue) {
+	mustSeed(t, q, "a.com", "b.com")
+	if got, want := mustQueued(t, q, "a.com", "b.com", "c.com"), []bool{true, true, false}; !slices.Equal(got, want) {
+		t.Fatalf("Queued(a, b, c) before probes = %v, want %v", got, want)
+	}
+	probeAll(t, q, time.Now(), map[string]string{"a.com": "ok", "b.com": "timeout"})
+	if got, want := mustQueued(t, q, "a.com", "b.com", "c.com"), []bool{false, false, false}; !slices.Equal(got, want) {
+		t.Fatalf("Queued(a, b, c) after probes = %v, want %v", got, want)
+	}
+	wantCounts(t, q, 0, 0, 0, 2)
+}
+
+// testRequeueByOutcome: only done hosts whose last outcome matches go back
+// to pending, as fresh items, and count as queued again.
+func testRequeueByOutcome(t *testing.T, q queue.Queue) {
+	mustSeed(t, q, "a.com", "b.com", "c.com", "d.com")
+	probeAll(t, q, time.Now(), map[string]string{
+		"a.com": "timeout", "b.com": "ok", "c.com": "http_503", "d.com": "http_404"})
+	if n := mustRequeue(t, q, queue.Selector{Outcomes: []string{"timeout", "http_5xx"}}); n != 2 {
+		t.Fatalf("Requeue(timeout, http_5xx) = %d, want 2", n)
+	}
+	wantCounts(t, q, 2, 0, 0, 4)
+	ls := mustLease(t, q, 10, long)
+	got := hostsOf(ls)
+	slices.Sort(got)
+	if want := []string{"a.com", "c.com"}; !slices.Equal(got, want) {
+		t.Fatalf("leased after Requeue = %v, want %v", got, want)
+	}
+	for _, l := range ls {
+		if l.Item.Attempt != 0 {
+			t.Errorf("requeued %s has attempt %d, want 0", l.Item.Host, l.Item.Attempt)
+		}
+	}
+	if got, want := mustQueued(t, q, "a.com", "b.com", "c.com", "d.com"), []bool{true, false, true, false}; !slices.Equal(got, want) {
+		t.Errorf("Queued(a, b, c, d) after Requeue = %v, want %v", got, want)
+	}
+	if n := mustRequeue(t, q, queue.Selector{Outcomes: []string{"timeout", "http_5xx"}}); n != 0 {
+		t.Errorf("second Requeue = %d, want 0: a queued host has no probe to match", n)
+	}
+}
+
+// testRequeueByAge: hosts probed before the cutoff go back, newer ones stay.
+func testRequeueByAge(t *testing.T, q queue.Queue) {
+	now := time.Now()
+	mustSeed(t, q, "old.com")
+	probeAll(t, q, now.Add(-10*24*time.Hour), map[string]string{"old.com": "ok"})
+	mustSeed(t, q, "new.com")
+	probeAll(t, q, now.Add(-time.Hour), map[string]string{"new.com": "ok"})
+	if n := mustRequeue(t, q, queue.Selector{Before: now.Add(-7 * 24 * time.Hour)}); n != 1 {
+		t.Fatalf("Requeue(older than 7d) = %d, want 1", n)
+	}
+	l := mustLeaseOne(t, q, long)
+	if l.Item.Host != "old.com" {
+		t.Errorf("leased %s after Requeue, want old.com", l.Item.Host)
+	}
+	if n := mustRequeue(t, q, queue.Selector{}); n != 1 {
+		t.Errorf("Requeue(everything) = %d, want 1 (new.com; old.com is in flight)", n)
+	}
+}
+
+// testRequeueConcurrentMovesOnce: callers requeueing at the same time move
+// each host once between them.
+func testRequeueConcurrentMovesOnce(t *testing.T, q queue.Queue) {
+	hosts := make([]string, 300)
+	outcomes := map[string]string{}
+	for i := range hosts {
+		hosts[i] = "h" + string(rune('a'+i%26)) + time.Duration(i).String() + ".com"
+		outcomes[hosts[i]] = "timeout"
+	}
+	mustSeed(t, q, hosts...)
+	for range 3 {
+		probeAll(t, q, time.Now(), outcomes)
+	}
+	var wg sync.WaitGroup
+	counts := make([]int, 4)
+	for i := range counts {
+		wg.Go(func() { counts[i] = mustRequeue(t, q, queue.Selector{Outcomes: []string{"timeout"}}) })
+	}
+	wg.Wait()
+	if sum := counts[0] + counts[1] + counts[2] + counts[3]; sum != len(hosts) {
+		t.Errorf("concurrent Requeue moved %v = %d in all, want %d", counts, sum, len(hosts))
+	}
+	wantCounts(t, q, int64(len(hosts)), 0, 0, int64(len(hosts)))
+}
+
+// testProbedRefusesBadOutcome: an outcome that is not one word is refused
+// and nothing of the call is kept.
+func testProbedRefusesBadOutcome(t *testing.T, q queue.Queue) {
+	mustSeed(t, q, "a.com", "b.com")
+	ps := []queue.Probe{{Host: "a.com", At: 1, Outcome: "ok"}, {Host: "b.com", At: 1, Outcome: "two words"}}
+	if err := q.Probed(context.Background(), ps); err == nil {
+		t.Fatal("Probed with outcome \"two words\" = nil error, want one")
+	}
+	if got, want := mustQueued(t, q, "a.com", "b.com"), []bool{true, true}; !slices.Equal(got, want) {
+		t.Errorf("Queued(a, b) after a refused Probed = %v, want %v", got, want)
+	}
+}
+
+// testExportImportKeepsProbes: a done host's last probe travels through
+// Export and Import, so the new queue knows which hosts are done and can
+// requeue them by outcome.
+func testExportImportKeepsProbes(t *testing.T, q, q2 queue.Queue) {
+	ctx := context.Background()
+	mustSeed(t, q, "a.com", "b.com")
+	probeAll(t, q, time.Unix(1705312200, 0), map[string]string{"a.com": "timeout", "b.com": "ok"})
+	mustSeed(t, q, "c.com")
+	var file bytes.Buffer
+	if err := queue.Export(ctx, q, &file); err != nil {
+		t.Fatalf("Export() error: %v", err)
+	}
+	if want := `{"kind":"seen","host":"a.com","at":1705312200,"outcome":"timeout"}`; !strings.Contains(file.String(), want) {
+		t.Errorf("Export() =\n%s\nwant the line %s", file.String(), want)
+	}
+	if _, err := queue.Import(ctx, q2, bytes.NewReader(file.Bytes())); err != nil {
+		t.Fatalf("Import() error: %v", err)
+	}
+	if got, want := mustQueued(t, q2, "a.com", "b.com", "c.com"), []bool{false, false, true}; !slices.Equal(got, want) {
+		t.Errorf("Queued(a, b, c) after Import = %v, want %v", got, want)
+	}
+	if n := mustRequeue(t, q2, queue.Selector{Outcomes: []string{"timeout"}}); n != 1 {
+		t.Errorf("Requeue(timeout) after Import = %d, want 1", n)
+	}
+}

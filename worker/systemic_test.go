@@ -1,0 +1,113 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/sink"
+)
+
+// TestLoop_GuardWritesFailuresOfHosts crawls a world whose hosts fail in
+// every way, one host at a time (so every connect error is held alone,
+// with nothing else in flight to vouch for the network): the resolver
+// check passes each time and every host's result is written, the failed
+// ones included.
+func TestLoop_GuardWritesFailuresOfHosts(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	s, err := sink.NewJSONSink(&buf, sink.FormatBatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newLoopFixture(t, crawltest.Options{Hosts: 300, Seed: 44}, 200, &lockedSink{s: s}, 5*time.Second)
+	f.l.cfg.Concurrency = 1
+	f.run(t, t.Context())
+	f.batcher.Close(context.Background())
+	written, suspects := 0, 0
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var b crawl.Batch
+		if err := json.Unmarshal(line, &b); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range b.Probes {
+			written++
+			if suspect(&crawl.Result{Outcome: p}) != "" {
+				suspects++
+			}
+		}
+	}
+	if written != 200 {
+		t.Errorf("%d hosts written, want 200\n%s", written, f.logs)
+	}
+	if suspects == 0 {
+		t.Errorf("no host failed as the network could: the guard was not exercised\n%s", buf.String())
+	}
+	if st := f.stats(t); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
+		t.Errorf("queue after the run: %+v, want empty", st)
+	}
+}
+
+// TestGuard_HaltsWhenTheCheckFails: probes held while the check fails are
+// not written, the halt names the check's error, and later ones are not
+// held at all.
+func TestGuard_HaltsWhenTheCheckFails(t *testing.T) {
+	t.Parallel()
+	var halted atomic.Value
+	checkErr := errors.New("resolver 192.0.2.53:53 does not answer")
+	g := newGuard(func(context.Context, host.Name) error { return checkErr },
+		func() int { return 3 }, func(err error) { halted.Store(err) })
+	results := make(chan bool, 3)
+	for range 3 {
+		go func() { results <- g.hold(t.Context(), "dns timeout", "") }()
+	}
+	for range 3 {
+		select {
+		case write := <-results:
+			if write {
+				t.Errorf("hold = true after a failed check, want false")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("hold did not return after the check")
+		}
+	}
+	err, _ := halted.Load().(error)
+	if err == nil || !strings.Contains(err.Error(), checkErr.Error()) || !strings.Contains(err.Error(), "dns timeout: 3") {
+		t.Errorf("halt error = %v, want one naming the check's error and the 3 dns timeouts", err)
+	}
+	if g.hold(t.Context(), "dns timeout", "") {
+		t.Errorf("hold after the halt = true, want false")
+	}
+}
+
+// TestGuard_SuccessReleasesHeld: a probe that succeeds while others are
+// held has them written, without a check.
+func TestGuard_SuccessReleasesHeld(t *testing.T) {
+	t.Parallel()
+	var checks atomic.Int32
+	g := newGuard(func(context.Context, host.Name) error { checks.Add(1); return errors.New("down") },
+		func() int { return 10 }, func(error) { t.Error("halted") })
+	done := make(chan bool, 1)
+	go func() { done <- g.hold(t.Context(), "tls connect_error", "") }()
+	time.Sleep(20 * time.Millisecond) // let it be held
+	g.ok("a.com")
+	select {
+	case write := <-done:
+		if !write {
+			t.Errorf("hold = false after a success, want true")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hold did not return after a success")
+	}
+	if n := checks.Load(); n != 0 {
+		t.Errorf("%d checks ran, want 0", n)
+	}
+}
