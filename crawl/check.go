@@ -3,13 +3,14 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/miekg/dns"
 
 	"github.com/spyder-crawler/spyder/host"
 )
 
-// CheckResolver tells whether the resolver, and the network to it, work,
+// CheckResolver tells whether the resolvers, and the network to them, work,
 // with the lookups' own timeout and retries. Given known, a name that
 // resolved earlier in the crawl, it asks about it again and returns nil
 // when the resolver answers the question (an address, no address, or no
@@ -22,12 +23,21 @@ func (c *Crawler) CheckResolver(ctx context.Context, known host.Name) error {
 	if q == "" {
 		q = "localhost"
 	}
-	msgs, errs := c.resolver.exchange(ctx, q, []uint16{dns.TypeA})
+	msgs, errs, counts := c.resolver.exchange(ctx, q, []uint16{dns.TypeA})
 	switch {
 	case errs[0] != nil:
-		return fmt.Errorf("resolver %s does not answer (asked for %s: %v)", c.resolver.server, q, errs[0])
+		return fmt.Errorf("resolver %s does not answer (asked for %s: %v)", askedNames(counts), q, errs[0])
 	case known != "" && msgs[0].Rcode != dns.RcodeSuccess && msgs[0].Rcode != dns.RcodeNameError:
-		return fmt.Errorf("resolver %s cannot resolve %s, which resolved earlier in the run (%s)", c.resolver.server, q, dns.RcodeToString[msgs[0].Rcode])
+		return fmt.Errorf("resolver %s cannot resolve %s, which resolved earlier in the run (%s)", askedNames(counts), q, dns.RcodeToString[msgs[0].Rcode])
 	}
 	return nil
+}
+
+// askedNames lists the resolvers a lookup asked, for an error message.
+func askedNames(counts []ResolverCounts) string {
+	names := make([]string, len(counts))
+	for i, rc := range counts {
+		names[i] = rc.Server
+	}
+	return strings.Join(names, ", ")
 }
