@@ -219,7 +219,7 @@ func (p *probe) finish() {
 	}
 	for _, e := range p.edges {
 		switch e.Type {
-		case UsesNS, UsesMX, AliasOf, LinksTo:
+		case UsesNS, UsesMX, AliasOf, LinksTo, RedirectsTo:
 			if !seenDomain[e.Target] {
 				seenDomain[e.Target] = true
 				p.domains = append(p.domains, DomainNode{Host: e.Target})

@@ -8,6 +8,12 @@ const (
 	UsesMX     = "USES_MX"     // host → mail exchanger host
 	LinksTo    = "LINKS_TO"    // page host → linked host with another apex
 	UsesCert   = "USES_CERT"   // host → certificate SPKI SHA-256 (hex)
+	// RedirectsTo is a followed redirect hop between hosts of different
+	// registrable domains: hop host → next hop's host.
+	RedirectsTo = "REDIRECTS_TO"
+	// InAS is an IP address → the autonomous system announcing it, named
+	// "AS" and its number ("AS13335"); only with an ASN database.
+	InAS = "IN_AS"
 )
 
 // Batch is one line of output, with the field names the older spyder
