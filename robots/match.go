@@ -38,12 +38,15 @@ func (r *Rules) Decide(path string) Decision {
 	if best != nil {
 		return Decision{Allowed: best.Allow, Rule: best}
 	}
-	switch {
-	case len(r.Groups) == 0:
+	if len(r.Groups) == 0 {
 		return Decision{Allowed: true, Reason: fmt.Sprintf("no group for %q or \"*\"", r.Agent)}
-	default:
-		return Decision{Allowed: true, Reason: "no rule matches"}
 	}
+	g := r.Groups[0]
+	reason := fmt.Sprintf("no rule matches in group %q (line %d)", g.Text, g.Line)
+	if n := len(r.Groups) - 1; n > 0 {
+		reason += fmt.Sprintf(" or the %d other groups for the same agent", n)
+	}
+	return Decision{Allowed: true, Reason: reason}
 }
 
 // Allowed is Decide(path).Allowed.

@@ -117,7 +117,7 @@ func TestDecisionNamesRuleAndGroup(t *testing.T) {
 		d.Rule.Group != (Group{Line: 4, Text: "User-agent: spyder"}) {
 		t.Fatalf("decision = %+v", d)
 	}
-	if d := r.Decide("/z"); !d.Allowed || d.Rule != nil || d.Reason != "no rule matches" {
+	if d := r.Decide("/z"); !d.Allowed || d.Rule != nil || d.Reason != `no rule matches in group "User-agent: spyder" (line 4)` {
 		t.Fatalf("decision for /z = %+v", d)
 	}
 	if d := Parse([]byte("user-agent: other\ndisallow: /\n"), "spyder").Decide("/"); d.Reason != `no group for "spyder" or "*"` {
