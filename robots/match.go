@@ -71,19 +71,21 @@ func PathOf(rawURL string) string {
 	return s
 }
 
-// canonPath puts a path in the form patterns are compared in (see canon);
-// its literal '*' and '$' are escaped, since in a pattern they are
-// operators.
+// canonPath puts a URL's path in the form patterns are compared in: its
+// escapes in upper case, and its literal '*' and '$' escaped, since in a
+// pattern they are operators. The path is otherwise taken as sent: a
+// crawler sends it percent-encoded, and Google's parser, like this one,
+// does not encode a literal non-ASCII path ("/ツ" is not "/%E3%83%84").
 func canonPath(path string) string { return canon(path, false) }
 
-// canonPattern puts a pattern in that form; its '*' stays a wildcard and a
-// final '$' an end anchor, while "%2A" and "%24" stand for the characters.
+// canonPattern puts a pattern in that form: its escapes in upper case and
+// its octets outside US-ASCII percent-encoded (RFC 9309 §2.2.2), so that
+// "/ツ", "/%E3%83%84" and "/%e3%83%84" are the same rule; its '*' stays a
+// wildcard and a final '$' an end anchor, while "%2A" and "%24" stand for
+// the characters. Escapes of unreserved characters are kept as they are
+// ("/%61" is not "/a"), as in Google's parser.
 func canonPattern(pattern string) string { return canon(pattern, true) }
 
-// canon percent-encodes what RFC 9309 §2.2.2 says is compared encoded
-// (octets outside printable US-ASCII), writes escapes in upper case and
-// decodes escapes of unreserved characters, so that "/ツ", "/%E3%83%84" and
-// "/%e3%83%84" are the same path, as are "/a" and "/%61".
 func canon(s string, pattern bool) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -91,14 +93,9 @@ func canon(s string, pattern bool) string {
 		c := s[i]
 		switch {
 		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(v) {
-				b.WriteByte(v)
-			} else {
-				escape(&b, v)
-			}
+			escape(&b, unhex(s[i+1])<<4|unhex(s[i+2]))
 			i += 2
-		case c <= ' ' || c >= 0x7f,
+		case pattern && c >= 0x80,
 			!pattern && (c == '*' || c == '$'),
 			pattern && c == '$' && i != len(s)-1:
 			escape(&b, c)
@@ -128,12 +125,6 @@ func unhex(c byte) byte {
 		return c - 'A' + 10
 	}
 	return c - '0'
-}
-
-// isUnreserved reports whether c is an unreserved character of RFC 3986.
-func isUnreserved(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // match reports whether a pattern in canonical form, with '*' matching any

@@ -44,7 +44,7 @@ func (r Rule) String() string {
 // the rules of every group naming the token if there is one, else those of
 // every "*" group (groups for the same agent are merged).
 type Rules struct {
-	Agent      string        // the product token the rules were chosen for
+	Agent      string        // the user agent the rules were chosen for
 	Groups     []Group       // the groups that apply, in file order; none: no group applies
 	Specific   bool          // Groups name Agent rather than "*"
 	CrawlDelay time.Duration // of the groups that apply; 0 when none is given
@@ -86,10 +86,14 @@ type side struct {
 	in     bool  // the group being read applies
 }
 
-// Parse reads a robots.txt and returns the rules that apply to agent's
-// product token. It never fails: lines it cannot read are skipped.
+// Parse reads a robots.txt and returns the rules that apply to agent: the
+// groups whose user-agent line's product token (see [ProductToken]) equals
+// agent, case-insensitively, else the "*" groups. agent is compared whole,
+// as Google's parser compares it, so a crawler passes its product token
+// ("spyder", not "spyder/1.0"). Parse never fails: lines it cannot read
+// are skipped.
 func Parse(data []byte, agent string) *Rules {
-	token := ProductToken(agent)
+	token := agent
 	var mine, star side
 	closed := true // a rule was read since the last user-agent line
 	for n, line := range lines(data) {
@@ -164,14 +168,11 @@ func isGlobal(v string) bool {
 }
 
 // lines splits data into lines at LF, CR LF or a lone CR, after skipping a
-// UTF-8 byte order mark (or the start of one).
+// UTF-8 byte order mark. Only a whole mark at the start is skipped: a
+// partial one, as elsewhere, makes its line junk, as Google's
+// conformance cases expect.
 func lines(data []byte) []string {
-	for _, bom := range []string{"\xEF\xBB\xBF", "\xEF\xBB", "\xEF"} {
-		if bytes.HasPrefix(data, []byte(bom)) {
-			data = data[len(bom):]
-			break
-		}
-	}
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	var out []string
 	for len(data) > 0 {
 		i := bytes.IndexAny(data, "\r\n")

@@ -24,7 +24,7 @@ func robotsCommand() *cli.Command {
 		Description: "Reads ROBOTS_FILE as spyder reads a host's robots.txt and prints ALLOWED or\n" +
 			"DISALLOWED with the group and rule that decided, e.g. why a host was skipped.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "ua", Value: "spyder", Usage: "user agent `UA` whose product token picks the group"},
+			&cli.StringFlag{Name: "ua", Value: "spyder", Usage: "user agent `UA`, matched case-insensitively against each group's product token"},
 		},
 		OnUsageError: onUsageError,
 		Action:       runRobots,
@@ -36,13 +36,9 @@ func runRobots(c *cli.Context) error {
 		return usagef("robots takes ROBOTS_FILE and URL, got %d arguments (see spyder robots --help)", c.NArg())
 	}
 	path, rawURL := c.Args().Get(0), c.Args().Get(1)
+	// An empty user agent or URL is not refused: as in Google's parser,
+	// the first matches no named group and the second stands for "/".
 	ua := strings.TrimSpace(c.String("ua"))
-	if robots.ProductToken(ua) == "" {
-		return usagef("--ua %q: a user agent starts with its product token (letters, '-' or '_')", ua)
-	}
-	if rawURL == "" {
-		return usagef("URL is empty")
-	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError

@@ -31,11 +31,12 @@ func TestRobotsCommand(t *testing.T) {
 		{[]string{file, "https://e.com/a/x?q=1"}, 0, `ALLOWED by "Allow: /a" (line 5) in group "User-agent: spyder*" (line 4)` + "\n", ""},
 		{[]string{file, "https://e.com/%E3%83%84/x"}, 1, `DISALLOWED by "Disallow: /ツ" (line 7) in group "User-agent: spyder*" (line 4)` + "\n", ""},
 		{[]string{file, "https://e.com/z"}, 0, `ALLOWED: no rule matches in group "User-agent: spyder*" (line 4)` + "\n", ""},
-		{[]string{"--ua", "OtherBot/2.1", file, "https://e.com/a"}, 1, `DISALLOWED by "Disallow: /" (line 2) in group "User-agent: *" (line 1)` + "\n", ""},
+		{[]string{"--ua", "OtherBot", file, "https://e.com/a"}, 1, `DISALLOWED by "Disallow: /" (line 2) in group "User-agent: *" (line 1)` + "\n", ""},
 		{[]string{filepath.Join(dir, "missing.txt"), "https://e.com/"}, 2, "", "spyder: robots file " + filepath.Join(dir, "missing.txt") + ": no such file or directory\n"},
 		{[]string{dir, "https://e.com/"}, 2, "", "spyder: robots file " + dir + ": is a directory\n"},
 		{[]string{file}, 2, "", "spyder: robots takes ROBOTS_FILE and URL, got 1 arguments (see spyder robots --help)\n"},
-		{[]string{"--ua", "/1.0", file, "https://e.com/"}, 2, "", "spyder: --ua \"/1.0\": a user agent starts with its product token (letters, '-' or '_')\n"},
+		{[]string{file, ""}, 0, `ALLOWED: no rule matches in group "User-agent: spyder*" (line 4)` + "\n", ""},
+		{[]string{"--ua", "Foo Bar", file, "https://e.com/a"}, 1, `DISALLOWED by "Disallow: /" (line 2) in group "User-agent: *" (line 1)` + "\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
