@@ -15,10 +15,6 @@ import (
 // robotsToken is the product token robots.txt groups are matched against.
 const robotsToken = "spyder"
 
-// robotsCap is how much of a robots.txt is read: RFC 9309 §2.5 asks
-// crawlers to parse at least 500 KiB.
-const robotsCap = 512 << 10
-
 // maxRobotsRedirects is how many redirects a robots.txt fetch follows
 // (RFC 9309 §2.3.1.2 asks for at least five); past them the file counts as
 // unavailable.
@@ -94,7 +90,7 @@ func (p *probe) readRobots(ctx context.Context, hc *httpConn, resp *http.Respons
 	case c < 200 || c > 299:
 		return robots.Fixed(true, "robots.txt answered "+resp.Status), httpStatus(c), "", nil
 	}
-	body := &capReader{r: resp.Body, n: robotsCap}
+	body := &capReader{r: resp.Body, n: robots.MaxSize}
 	data, _ := io.ReadAll(body)
 	if body.err != nil {
 		status, detail := classify(ctx, body.err, StatusError)

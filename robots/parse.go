@@ -17,6 +17,10 @@ import (
 	"time"
 )
 
+// MaxSize is how much of a robots.txt spyder reads: RFC 9309 §2.5 asks
+// crawlers to parse at least 500 KiB. Callers cut longer files there.
+const MaxSize = 512 << 10
+
 // Group names the user-agent line through which a group applies.
 type Group struct {
 	Line int    // 1-based line number of the user-agent line

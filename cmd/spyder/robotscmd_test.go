@@ -21,6 +21,13 @@ func TestRobotsCommand(t *testing.T) {
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A rule past the 512 KiB a crawl reads is ignored here too; one
+	// before it is not.
+	long := filepath.Join(dir, "long.txt")
+	pad := "User-agent: spyder\nDisallow: /early\n" + strings.Repeat("# padding\n", 53000) + "Disallow: /late\n"
+	if err := os.WriteFile(long, []byte(pad), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args   []string
 		code   int
@@ -32,6 +39,8 @@ func TestRobotsCommand(t *testing.T) {
 		{[]string{file, "https://e.com/%E3%83%84/x"}, 1, `DISALLOWED by "Disallow: /ツ" (line 7) in group "User-agent: spyder*" (line 4)` + "\n", ""},
 		{[]string{file, "https://e.com/z"}, 0, `ALLOWED: no rule matches in group "User-agent: spyder*" (line 4)` + "\n", ""},
 		{[]string{"--ua", "OtherBot", file, "https://e.com/a"}, 1, `DISALLOWED by "Disallow: /" (line 2) in group "User-agent: *" (line 1)` + "\n", ""},
+		{[]string{long, "https://e.com/early"}, 1, `DISALLOWED by "Disallow: /early" (line 2) in group "User-agent: spyder" (line 1)` + "\n", ""},
+		{[]string{long, "https://e.com/late"}, 0, `ALLOWED: no rule matches in group "User-agent: spyder" (line 1)` + "\n", ""},
 		{[]string{filepath.Join(dir, "missing.txt"), "https://e.com/"}, 2, "", "spyder: robots file " + filepath.Join(dir, "missing.txt") + ": no such file or directory\n"},
 		{[]string{dir, "https://e.com/"}, 2, "", "spyder: robots file " + dir + ": is a directory\n"},
 		{[]string{file}, 2, "", "spyder: robots takes ROBOTS_FILE and URL, got 1 arguments (see spyder robots --help)\n"},
