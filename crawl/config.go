@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/spyder-crawler/spyder/asn"
 )
 
 // Version is spyder's version, as the default user agent gives it.
@@ -119,6 +121,9 @@ type Config struct {
 	Now func() time.Time
 	// ProbeID and RunID are stamped on every edge.
 	ProbeID, RunID string
+	// ASN, when set, gives each IP node its AS number, organisation and
+	// announced prefix, and an IN_AS edge to "AS<number>".
+	ASN *asn.DB
 }
 
 // robots.txt cache bounds: hosts remembered, and for how long (RFC 9309

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"net/netip"
 	"slices"
 
 	"github.com/spyder-crawler/spyder/host"
@@ -193,7 +194,7 @@ func (p *probe) recordDNS(ans *dnsAnswer) {
 	p.domains = append(p.domains, DomainNode{Host: p.host, TXT: ans.txt})
 	for _, ip := range ans.addrs {
 		p.edge(ResolvesTo, ip.String())
-		p.ips = append(p.ips, IPNode{IP: ip.String()})
+		p.ips = append(p.ips, p.ipNode(ip))
 	}
 	if ans.cname != "" && ans.cname != p.host {
 		p.edge(AliasOf, ans.cname)
@@ -207,6 +208,20 @@ func (p *probe) recordDNS(ans *dnsAnswer) {
 		p.edge(UsesMX, mx)
 		p.discover(mx)
 	}
+}
+
+// ipNode is the node of address a: with an ASN database, annotated with
+// its AS, which also gets an IN_AS edge from a.
+func (p *probe) ipNode(a netip.Addr) IPNode {
+	n := IPNode{IP: a.String()}
+	if p.c.cfg.ASN == nil {
+		return n
+	}
+	if info, ok := p.c.cfg.ASN.Lookup(a); ok {
+		n.ASN, n.ASOrg, n.Prefix = info.Number, info.Org, info.Prefix.String()
+		p.edges = append(p.edges, Edge{Type: InAS, Source: n.IP, Target: info.Node()})
+	}
+	return n
 }
 
 // discover adds the host named s to the hosts found, once, unless it is
@@ -234,7 +249,7 @@ func (p *probe) finish() {
 	}
 	for _, e := range p.edges {
 		switch e.Type {
-		case UsesNS, UsesMX, AliasOf, LinksTo:
+		case UsesNS, UsesMX, AliasOf, LinksTo, RedirectsTo:
 			if !seenDomain[e.Target] {
 				seenDomain[e.Target] = true
 				p.domains = append(p.domains, DomainNode{Host: e.Target})

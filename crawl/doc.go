@@ -1,8 +1,10 @@
 // Package crawl turns hosts into the nodes and edges of a host graph:
 // domain, IP and certificate nodes, joined by RESOLVES_TO
 // (A/AAAA), USES_NS, ALIAS_OF (CNAME, never to the host itself), USES_MX,
-// USES_CERT (the leaf certificate's SPKI) and LINKS_TO (a page's links to
-// hosts of another registrable domain) edges.
+// USES_CERT (the leaf certificate's SPKI), LINKS_TO (a page's links to
+// hosts of another registrable domain), REDIRECTS_TO (a redirect hop
+// between registrable domains) and, with Config.ASN, IN_AS (IP → "AS<n>")
+// edges.
 //
 // # Probing
 //
@@ -16,8 +18,9 @@
 // makes one TLS connection: the certificate is recorded from it whether or
 // not it verifies, and robots.txt and the page are fetched over it
 // (following redirects, each hop through the [Limiter] and the host's
-// Crawl-delay). The page's links become LINKS_TO edges to hosts of another
-// registrable domain. Every step's outcome is in the [Result]; nothing is
+// Crawl-delay). robots.txt is read by package robots. The final page's
+// links become LINKS_TO edges from the probed host (not the host a
+// redirect ended on) to hosts of another registrable domain. Every step's outcome is in the [Result]; nothing is
 // retried inside a probe beyond DNS, and a probe never outlasts
 // Config.HostTimeout.
 //

@@ -44,7 +44,7 @@ func (p *probe) fetch(ctx context.Context, addrs []netip.Addr) {
 	open["https://"+p.host+":443"] = hc
 	p.recordCert(cs)
 
-	rules, status, detail, err := p.robotsFor(ctx, hc)
+	rules, status, detail, err := p.robotsFor(ctx, open, hc, addrs)
 	p.set(StepRobots, status, detail)
 	if err != nil {
 		p.setRest(StatusTimeout, "")

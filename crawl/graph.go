@@ -8,6 +8,12 @@ const (
 	UsesMX     = "USES_MX"     // host → mail exchanger host
 	LinksTo    = "LINKS_TO"    // page host → linked host with another apex
 	UsesCert   = "USES_CERT"   // host → certificate SPKI SHA-256 (hex)
+	// RedirectsTo is a followed redirect hop between hosts of different
+	// registrable domains: hop host → next hop's host.
+	RedirectsTo = "REDIRECTS_TO"
+	// InAS is an IP address → the autonomous system announcing it, named
+	// "AS" and its number ("AS13335"); only with an ASN database.
+	InAS = "IN_AS"
 )
 
 // Batch is one line of output, with the field names the older spyder
@@ -35,11 +41,16 @@ type DomainNode struct {
 	TXT       []string `json:"txt,omitempty"`
 }
 
-// IPNode is an address a host resolved to.
+// IPNode is an address a host resolved to. With an ASN database it also
+// carries the autonomous system announcing it (the target of its IN_AS
+// edge) and the announced network holding it.
 type IPNode struct {
 	IP        string `json:"ip"`
 	FirstSeen int64  `json:"first_seen"`
 	LastSeen  int64  `json:"last_seen"`
+	ASN       uint32 `json:"asn,omitempty"`
+	ASOrg     string `json:"as_org,omitempty"`
+	Prefix    string `json:"prefix,omitempty"` // CIDR, e.g. "104.16.0.0/13"
 }
 
 // CertNode is a leaf certificate seen on a host's TLS connection, recorded

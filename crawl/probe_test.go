@@ -42,10 +42,16 @@ var fixtureRecords = []string{
 	"big.example.com. 60 IN A 192.0.2.7",
 	"hang.example.com. 60 IN A 203.0.113.240",
 	"trickle.example.com. 60 IN A 192.0.2.11",
+	"hop.example.org. 60 IN A 192.0.2.12",
+	"robots-away.example.org. 60 IN A 192.0.2.13",
+	"robots-loop.example.org. 60 IN A 192.0.2.14",
+	"robots-503.example.org. 60 IN A 192.0.2.15",
+	"robots-404.example.org. 60 IN A 192.0.2.16",
 }
 
 var fixtureCertNames = []string{"a.example.com", "www.example.com", "nullmx.example.com", "private.example.com",
-	"mixed.example.com", "blocked.example.com", "trickle.example.com", "redir.example.com", "big.example.com", "meta.example.com"}
+	"mixed.example.com", "blocked.example.com", "trickle.example.com", "redir.example.com", "big.example.com", "meta.example.com",
+	"hop.example.org", "robots-away.example.org", "robots-loop.example.org", "robots-503.example.org", "robots-404.example.org"}
 
 const fixturePage = `<html><head><title>a</title></head><body>
 <a href="https://b.example.net/x">b</a> <a href="/local">local</a> <a href="https://www.example.com/">same apex</a>
@@ -66,6 +72,16 @@ func fixtureHandler() http.Handler {
 				w.(http.Flusher).Flush()
 				time.Sleep(20 * time.Millisecond)
 			}
+		case r.URL.Path == "/robots.txt" && host == "robots-away.example.org":
+			http.Redirect(w, r, "https://blocked.example.com/robots.txt", http.StatusFound)
+		case r.URL.Path == "/robots.txt" && host == "robots-loop.example.org":
+			http.Redirect(w, r, "/robots.txt?"+r.URL.RawQuery+"x", http.StatusFound)
+		case r.URL.Path == "/robots.txt" && host == "robots-503.example.org":
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		case r.URL.Path == "/robots.txt" && host == "robots-404.example.org":
+			http.NotFound(w, r)
+		case host == "hop.example.org" && r.URL.Path == "/":
+			http.Redirect(w, r, "https://redir.example.com/", http.StatusFound)
 		case r.URL.Path == "/robots.txt" && host == "blocked.example.com":
 			fmt.Fprint(w, "User-agent: spyder\nDisallow: /\n")
 		case r.URL.Path == "/robots.txt":
@@ -246,6 +262,69 @@ func TestCrawler_Probe(t *testing.T) {
 			steps:    ok,
 			dialed:   []string{"192.0.2.6:443", "192.0.2.1:443"},
 			requests: []string{"redir.example.com /robots.txt", "redir.example.com /", "a.example.com /robots.txt", "a.example.com /"},
+		},
+		{
+			// A hop to another registrable domain is a REDIRECTS_TO edge
+			// from the hop's host; one within example.com is not.
+			host: "hop.example.org",
+			want: []edge{
+				{"LINKS_TO", "hop.example.org", "a.example.com"},
+				{"LINKS_TO", "hop.example.org", "b.example.net"},
+				{"LINKS_TO", "hop.example.org", "img.cdn.io"},
+				{"LINKS_TO", "hop.example.org", "www.example.com"},
+				{"REDIRECTS_TO", "hop.example.org", "redir.example.com"},
+				{"RESOLVES_TO", "hop.example.org", "192.0.2.12"},
+				{"USES_CERT", "hop.example.org", spki},
+			},
+			steps:  ok,
+			dialed: []string{"192.0.2.12:443", "192.0.2.6:443", "192.0.2.1:443"},
+			requests: []string{"hop.example.org /robots.txt", "hop.example.org /", "redir.example.com /robots.txt",
+				"redir.example.com /", "a.example.com /robots.txt", "a.example.com /"},
+		},
+		{
+			// robots.txt redirected to another host's, which disallows.
+			host:     "robots-away.example.org",
+			want:     []edge{{"RESOLVES_TO", "robots-away.example.org", "192.0.2.13"}, {"USES_CERT", "robots-away.example.org", spki}},
+			steps:    map[string]string{"dns": "ok", "tls": "ok", "robots": "ok", "page": "robots_blocked"},
+			dialed:   []string{"192.0.2.13:443", "192.0.2.4:443"},
+			requests: []string{"robots-away.example.org /robots.txt", "blocked.example.com /robots.txt"},
+		},
+		{
+			// Past five redirects robots.txt is unavailable: allow all.
+			host: "robots-loop.example.org",
+			want: []edge{
+				{"LINKS_TO", "robots-loop.example.org", "b.example.net"},
+				{"LINKS_TO", "robots-loop.example.org", "img.cdn.io"},
+				{"LINKS_TO", "robots-loop.example.org", "www.example.com"},
+				{"RESOLVES_TO", "robots-loop.example.org", "192.0.2.14"},
+				{"USES_CERT", "robots-loop.example.org", spki},
+			},
+			steps:  map[string]string{"dns": "ok", "tls": "ok", "robots": "too_many_redirects", "page": "ok"},
+			dialed: []string{"192.0.2.14:443"},
+			requests: []string{"robots-loop.example.org /robots.txt", "robots-loop.example.org /robots.txt?x",
+				"robots-loop.example.org /robots.txt?xx", "robots-loop.example.org /robots.txt?xxx",
+				"robots-loop.example.org /robots.txt?xxxx", "robots-loop.example.org /robots.txt?xxxxx",
+				"robots-loop.example.org /"},
+		},
+		{
+			host:     "robots-503.example.org",
+			want:     []edge{{"RESOLVES_TO", "robots-503.example.org", "192.0.2.15"}, {"USES_CERT", "robots-503.example.org", spki}},
+			steps:    map[string]string{"dns": "ok", "tls": "ok", "robots": "http_503", "page": "robots_blocked"},
+			dialed:   []string{"192.0.2.15:443"},
+			requests: []string{"robots-503.example.org /robots.txt"},
+		},
+		{
+			host: "robots-404.example.org",
+			want: []edge{
+				{"LINKS_TO", "robots-404.example.org", "b.example.net"},
+				{"LINKS_TO", "robots-404.example.org", "img.cdn.io"},
+				{"LINKS_TO", "robots-404.example.org", "www.example.com"},
+				{"RESOLVES_TO", "robots-404.example.org", "192.0.2.16"},
+				{"USES_CERT", "robots-404.example.org", spki},
+			},
+			steps:    map[string]string{"dns": "ok", "tls": "ok", "robots": "http_404", "page": "ok"},
+			dialed:   []string{"192.0.2.16:443"},
+			requests: []string{"robots-404.example.org /robots.txt", "robots-404.example.org /"},
 		},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/robots"
 )
 
 // followPage fetches https://host/ and follows its redirects to the final
@@ -17,7 +18,7 @@ import (
 // robots.txt before requesting anything of it, and a hop its policy
 // disallows ends the chain. Connections are reused from open (by scheme,
 // host and port) while the server keeps them open.
-func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, rules *robots) {
+func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, rules *robots.Rules) {
 	u := &url.URL{Scheme: "https", Host: p.host, Path: "/"}
 	visited := map[string]bool{u.String(): true}
 	for hops := 0; ; hops++ {
@@ -34,7 +35,7 @@ func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, 
 			return
 		}
 		if rules == nil {
-			r, status, detail, err := p.robotsFor(ctx, hc)
+			r, status, detail, err := p.robotsFor(ctx, open, hc, addrs)
 			if err != nil {
 				p.set(StepPage, status, "robots.txt of "+cur+": "+detail)
 				return
@@ -42,7 +43,7 @@ func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, 
 			rules = r
 		}
 		path := requestPath(u)
-		if !rules.allowed(path) {
+		if !rules.Allowed(path) {
 			p.set(StepPage, StatusRobotsBlocked, cur+path)
 			return
 		}
@@ -122,6 +123,8 @@ func redirectTo(resp *http.Response) string {
 // returns nil, with the page step recorded, when loc is not an http(s)
 // URL, when following it would exceed MaxRedirects, or when the chain
 // comes back to a URL already visited (a loop); visited gains the new URL.
+// A redirect within MaxRedirects is an edge (see redirectEdge) even when it
+// closes a loop, so the graph shows both directions of a ping-pong.
 func (p *probe) nextHop(u *url.URL, loc string, hops int, visited map[string]bool) *url.URL {
 	next, err := resolve(u, loc)
 	switch {
@@ -133,10 +136,23 @@ func (p *probe) nextHop(u *url.URL, loc string, hops int, visited map[string]boo
 		return nil
 	}
 	next.Fragment, next.RawFragment = "", ""
+	p.redirectEdge(u, next)
 	if visited[next.String()] {
 		p.set(StepPage, StatusTooManyRedirects, "loop at "+next.String())
 		return nil
 	}
 	visited[next.String()] = true
 	return next
+}
+
+// redirectEdge records a REDIRECTS_TO edge from from's host to to's when
+// they are host names of different registrable domains. Its source is the
+// host of that hop, which is the probed host only on the first hop.
+func (p *probe) redirectEdge(from, to *url.URL) {
+	src, err1 := host.Parse(from.Hostname())
+	dst, err2 := host.Parse(to.Hostname())
+	if err1 != nil || err2 != nil || Apex(string(src)) == Apex(string(dst)) {
+		return
+	}
+	p.edges = append(p.edges, Edge{Type: RedirectsTo, Source: string(src), Target: string(dst)})
 }

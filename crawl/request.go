@@ -107,50 +107,6 @@ func (p *probe) awaitTurn(ctx context.Context, hc *httpConn) error {
 	return nil
 }
 
-// robotsFor returns the robots.txt policy of hc's host, from the cache or
-// fetched over hc.
-func (p *probe) robotsFor(ctx context.Context, hc *httpConn) (*robots, string, string, error) {
-	if r := p.c.robots.get(hc.host, time.Now()); r != nil {
-		return r, StatusOK, "cached", nil
-	}
-	resp, err := p.do(ctx, hc, "/robots.txt")
-	if err != nil {
-		status, detail := classify(ctx, err, StatusError)
-		if status == StatusTimeout {
-			return nil, status, detail, err
-		}
-		// Unreachable: RFC 9309 §2.3.1.4 says assume complete disallow.
-		p.c.robots.put(hc.host, denyAll, time.Now())
-		return denyAll, status, detail, nil
-	}
-	defer hc.done(resp)
-	var r *robots
-	status := StatusOK
-	switch c := resp.StatusCode; {
-	case c >= 200 && c < 300:
-		body := &capReader{r: resp.Body, n: robotsCap}
-		r = parseRobots(body)
-		if body.err != nil {
-			status, detail := classify(ctx, body.err, StatusError)
-			if status == StatusTimeout {
-				return nil, status, "reading robots.txt: " + detail, body.err
-			}
-			r, status = denyAll, StatusError // unreachable, in effect
-		}
-	case c >= 500:
-		r, status = denyAll, httpStatus(c)
-	default:
-		// 4xx means no robots.txt; a redirect is treated as unavailable
-		// too rather than followed (RFC 9309 allows either).
-		r, status = allowAll, httpStatus(c)
-	}
-	if ctx.Err() != nil {
-		return nil, StatusTimeout, "reading robots.txt", ctx.Err()
-	}
-	p.c.robots.put(hc.host, r, time.Now())
-	return r, status, "", nil
-}
-
 // httpStatus is the status of a step that ended with an unexpected HTTP
 // code: "http_" and the code, such as "http_404".
 func httpStatus(code int) string { return "http_" + strconv.Itoa(code) }

@@ -1,154 +1,12 @@
 package crawl
 
 import (
-	"bufio"
 	"container/list"
-	"io"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/spyder-crawler/spyder/robots"
 )
-
-// robotsToken is the product token robots.txt groups are matched against.
-const robotsToken = "spyder"
-
-// Bounds on what one robots.txt may cost: RFC 9309 asks crawlers to parse at
-// least 500 KiB; only the rules of the group that applies to us are kept, and
-// at most maxRobotsRules of them.
-const (
-	robotsCap      = 512 << 10
-	maxRobotsRules = 1000
-)
-
-// robots is the part of one host's robots.txt that applies to spyder.
-type robots struct {
-	rules      []robotsRule
-	crawlDelay time.Duration
-	denyAll    bool // 5xx or unreachable: RFC 9309 says assume complete disallow
-}
-
-type robotsRule struct {
-	allow   bool
-	pattern string
-}
-
-// allowAll is the policy for a host without robots.txt (4xx).
-var allowAll = &robots{}
-
-// denyAll is the policy for a host whose robots.txt failed (5xx, unreachable).
-var denyAll = &robots{denyAll: true}
-
-// parseRobots reads a robots.txt and keeps the rules of the groups for
-// user agent token "spyder" if any, else those for "*" (RFC 9309: groups
-// matching the same agent are merged).
-func parseRobots(r io.Reader) *robots {
-	var (
-		mine, star     robots
-		haveMine       bool
-		inAgents       bool // the previous significant line was user-agent
-		forMe, forStar bool
-	)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), robotsCap)
-	for sc.Scan() {
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		k = strings.ToLower(strings.TrimSpace(k))
-		v = strings.TrimSpace(v)
-		switch k {
-		case "user-agent":
-			if !inAgents {
-				forMe, forStar = false, false
-			}
-			inAgents = true
-			agent := strings.ToLower(v)
-			if i := strings.IndexAny(agent, "/ "); i >= 0 {
-				agent = agent[:i]
-			}
-			switch agent {
-			case robotsToken:
-				forMe, haveMine = true, true
-			case "*":
-				forStar = true
-			}
-		case "allow", "disallow", "crawl-delay":
-			inAgents = false
-			for _, g := range []*robots{&mine, &star} {
-				if g == &mine && !forMe || g == &star && !forStar {
-					continue
-				}
-				if k == "crawl-delay" {
-					if d, err := strconv.ParseFloat(v, 64); err == nil && d > 0 && d < 1e6 {
-						g.crawlDelay = time.Duration(d * float64(time.Second))
-					}
-					continue
-				}
-				if v == "" || len(g.rules) >= maxRobotsRules {
-					continue // an empty Disallow allows everything
-				}
-				g.rules = append(g.rules, robotsRule{allow: k == "allow", pattern: v})
-			}
-		default:
-			// Sitemap and unknown lines do not end a group of user agents
-			// (RFC 9309 §2.2.4).
-		}
-	}
-	if haveMine {
-		return &mine
-	}
-	return &star
-}
-
-// allowed reports whether path (with its query) may be fetched: the longest
-// matching rule wins, Allow winning a tie (RFC 9309 §2.2.2).
-func (r *robots) allowed(path string) bool {
-	if r.denyAll {
-		return false
-	}
-	best, allow := -1, true
-	for _, rule := range r.rules {
-		if !robotsMatch(rule.pattern, path) {
-			continue
-		}
-		if n := len(rule.pattern); n > best || n == best && rule.allow {
-			best, allow = n, rule.allow
-		}
-	}
-	return allow
-}
-
-// robotsMatch reports whether a robots.txt path pattern, with its `*`
-// wildcard and `$` end anchor, matches path.
-func robotsMatch(pattern, path string) bool {
-	anchored := strings.HasSuffix(pattern, "$")
-	if anchored {
-		pattern = pattern[:len(pattern)-1]
-	}
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(path, parts[0]) {
-		return false
-	}
-	rest := path[len(parts[0]):]
-	for i, p := range parts[1:] {
-		last := i == len(parts)-2
-		if last && anchored {
-			return strings.HasSuffix(rest, p)
-		}
-		j := strings.Index(rest, p)
-		if j < 0 {
-			return false
-		}
-		rest = rest[j+len(p):]
-	}
-	return !anchored || rest == ""
-}
 
 // robotsCache remembers robots.txt per host (and, for Crawl-delay, when a
 // request last went to it) for a bounded number of hosts, evicting the least
@@ -163,7 +21,7 @@ type robotsCache struct {
 
 type robotsEntry struct {
 	host    string
-	rules   *robots // nil until fetched
+	rules   *robots.Rules // nil until fetched
 	fetched time.Time
 	last    time.Time // when the last request to host went (or will go) out
 }
@@ -174,7 +32,7 @@ func newRobotsCache(max int, ttl time.Duration) *robotsCache {
 
 // get returns the cached policy for host, or nil if there is none or it is
 // older than the cache's TTL.
-func (c *robotsCache) get(host string, now time.Time) *robots {
+func (c *robotsCache) get(host string, now time.Time) *robots.Rules {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entryLocked(host)
@@ -185,7 +43,7 @@ func (c *robotsCache) get(host string, now time.Time) *robots {
 }
 
 // put stores host's policy.
-func (c *robotsCache) put(host string, r *robots, now time.Time) {
+func (c *robotsCache) put(host string, r *robots.Rules, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entryLocked(host)
@@ -201,7 +59,7 @@ func (c *robotsCache) reserve(host string, now time.Time) time.Time {
 	e := c.entryLocked(host)
 	at := now
 	if e.rules != nil && !e.last.IsZero() {
-		if next := e.last.Add(e.rules.crawlDelay); next.After(at) {
+		if next := e.last.Add(e.rules.CrawlDelay); next.After(at) {
 			at = next
 		}
 	}

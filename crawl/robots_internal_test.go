@@ -1,59 +1,16 @@
 package crawl
 
 import (
-	"strings"
 	"testing"
 	"time"
-)
 
-func TestParseRobots(t *testing.T) {
-	tests := []struct {
-		name  string
-		body  string
-		path  string
-		want  bool
-		delay time.Duration
-	}{
-		{"empty file allows", "", "/", true, 0},
-		{"empty disallow allows", "User-agent: *\nDisallow:\n", "/", true, 0},
-		{"star blocks all", "User-agent: *\nDisallow: /\n", "/", false, 0},
-		{"other bot blocked only", "User-agent: otherbot\nDisallow: /\n", "/", true, 0},
-		{"spyder group wins over star", "User-agent: *\nDisallow: /\n\nUser-agent: spyder\nAllow: /\n", "/", true, 0},
-		{"spyder blocked, star allowed", "User-agent: spyder\nDisallow: /\n\nUser-agent: *\nAllow: /\n", "/", false, 0},
-		{"agent match is case-insensitive", "User-agent: SPYDER\nDisallow: /\n", "/", false, 0},
-		{"agent with version", "User-agent: Spyder/2.0\nDisallow: /\n", "/", false, 0},
-		{"shared group of agents", "User-agent: googlebot\nUser-agent: spyder\nDisallow: /\n\nUser-agent: *\nDisallow:\n", "/", false, 0},
-		{"agent prefix is not a match", "User-agent: spyderbot\nDisallow: /\n", "/", true, 0},
-		{"CRLF and comments", "# robots\r\nUser-agent: * # all\r\nAllow: /\r\nDisallow: /admin\r\n", "/admin/x", false, 0},
-		{"longest match wins", "User-agent: *\nDisallow: /a\nAllow: /a/b\n", "/a/b/c", true, 0},
-		{"allow wins a tie", "User-agent: *\nDisallow: /a\nAllow: /a\n", "/a", true, 0},
-		{"prefix only", "User-agent: *\nDisallow: /index.html\n", "/", true, 0},
-		{"wildcard", "User-agent: *\nDisallow: /*.php\n", "/x/y.php?q", false, 0},
-		{"end anchor", "User-agent: *\nDisallow: /*.php$\n", "/x.php?q", true, 0},
-		{"end anchor exact", "User-agent: *\nDisallow: /$\n", "/", false, 0},
-		{"end anchor not root", "User-agent: *\nDisallow: /$\n", "/x", true, 0},
-		{"crawl-delay of our group", "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n", "/", true, time.Second},
-		{"crawl-delay fraction", "User-agent: spyder\nCrawl-delay: 0.5\n\nUser-agent: *\nDisallow: /\n", "/", true, 500 * time.Millisecond},
-		{"groups for spyder merge", "User-agent: spyder\nDisallow: /a\n\nUser-agent: spyder\nDisallow: /\n", "/", false, 0},
-		{"sitemap does not end agents", "User-agent: a\nSitemap: /s.xml\nUser-agent: spyder\nDisallow: /\n", "/", false, 0},
-		{"rules before any agent ignored", "Disallow: /\nUser-agent: *\nAllow: /\n", "/", true, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := parseRobots(strings.NewReader(tt.body))
-			if got := r.allowed(tt.path); got != tt.want {
-				t.Errorf("allowed(%q) = %v, want %v", tt.path, got, tt.want)
-			}
-			if r.crawlDelay != tt.delay {
-				t.Errorf("crawlDelay = %v, want %v", r.crawlDelay, tt.delay)
-			}
-		})
-	}
-}
+	"github.com/spyder-crawler/spyder/robots"
+)
 
 func TestRobotsCache_Bounded(t *testing.T) {
 	c := newRobotsCache(3, time.Hour)
 	now := time.Unix(1000, 0)
+	allowAll := robots.Fixed(true, "test")
 	for _, h := range []string{"a", "b", "c", "d"} {
 		c.put(h, allowAll, now)
 	}
@@ -77,7 +34,7 @@ func TestRobotsCache_ReserveKeepsCrawlDelay(t *testing.T) {
 	if at := c.reserve("h", t0); !at.Equal(t0) {
 		t.Fatalf("first reserve = %v, want %v", at, t0)
 	}
-	c.put("h", &robots{crawlDelay: 2 * time.Second}, t0)
+	c.put("h", &robots.Rules{CrawlDelay: 2 * time.Second}, t0)
 	if at := c.reserve("h", t0.Add(time.Second)); !at.Equal(t0.Add(2 * time.Second)) {
 		t.Errorf("reserve 1s later = %v, want %v", at, t0.Add(2*time.Second))
 	}
@@ -86,5 +43,22 @@ func TestRobotsCache_ReserveKeepsCrawlDelay(t *testing.T) {
 	}
 	if at := c.reserve("other", t0); !at.Equal(t0) {
 		t.Errorf("reserve(other) = %v, want %v", at, t0)
+	}
+}
+
+// A crawler's robots.txt cache forgets a policy within 24 hours (RFC 9309
+// §2.4 says not to use one longer).
+func TestRobotsCache_AtMostADay(t *testing.T) {
+	c, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1000, 0)
+	c.robots.put("h", robots.Fixed(false, "test"), t0)
+	if c.robots.get("h", t0.Add(time.Hour)) == nil {
+		t.Fatal("policy forgotten after an hour")
+	}
+	if r := c.robots.get("h", t0.Add(24*time.Hour+time.Second)); r != nil {
+		t.Fatalf("policy still cached after 24 h: %+v", r)
 	}
 }

@@ -31,8 +31,12 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // exitCode maps an error returned by the app to the process exit code.
 func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) {
+	var ec cli.ExitCoder
+	switch {
+	case errors.As(err, &ue):
 		return 2
+	case errors.As(err, &ec):
+		return ec.ExitCode()
 	}
 	return 1
 }
@@ -53,7 +57,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter:       stderr,
 		ExitErrHandler:  func(*cli.Context, error) {},
 		HideHelpCommand: true,
-		Commands:        []*cli.Command{runCommand(), queueCommand(), graphCommand()},
+		Commands:        []*cli.Command{runCommand(), queueCommand(), graphCommand(), robotsCommand()},
 		OnUsageError:    onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

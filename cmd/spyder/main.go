@@ -23,7 +23,9 @@ func main() {
 	err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args)
 	stop()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "spyder: %v\n", err)
+		if err.Error() != "" { // an exit status alone says nothing more
+			fmt.Fprintf(os.Stderr, "spyder: %v\n", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spyder-crawler/spyder/asn"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/sink"
@@ -56,6 +58,12 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err != nil {
 		return runConfig{}, err
 	}
+	var asns *asn.DB
+	if path := c.String("asn-db"); path != "" {
+		if asns, err = asn.Open(path); err != nil {
+			return runConfig{}, fmt.Errorf("--asn-db: %w", err)
+		}
+	}
 	cfg := runConfig{
 		domains: c.String("domains"), rate: c.Float64("rate"), burst: c.Int("burst"),
 		fleetLimit: c.Bool("fleet-limiter"), exitIfEmpty: c.Bool("exit-when-empty"),
@@ -67,6 +75,7 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 			Resolver: c.String("resolver"), RootCAs: roots, UserAgent: c.String("ua"),
 			ExcludeTLDs: splitList(c.String("exclude-tlds")), AllowPrivate: c.Bool("allow-private"), LimitKey: keyFn,
 			HostTimeout: c.Duration("host-timeout"), ProbeID: c.String("probe"), RunID: c.String("run"),
+			ASN: asns,
 		},
 		loop: worker.Config{
 			Concurrency: c.Int("concurrency"), LeaseTTL: c.Duration("lease"), MaxAttempts: c.Int("max-attempts"),

@@ -61,6 +61,8 @@ func runFlags() []cli.Flag {
 			Usage: "DNS servers, comma-separated: `IP[:PORT]` or [IPv6]:PORT, port 53 by default; lookups take turns, a silent one is set aside for 30s (default: the first nameserver of /etc/resolv.conf)"}),
 		boolean(&cli.BoolFlag{Name: "allow-private", Category: catCrawl, EnvVars: env("ALLOW_PRIVATE"),
 			Usage: "connect to loopback, private and link-local addresses too"}),
+		str(&cli.StringFlag{Name: "asn-db", Category: catCrawl, TakesFile: true, EnvVars: env("ASN_DB"),
+			Usage: "give IP nodes their AS, organisation and prefix from this `FILE`: a MaxMind ASN database (GeoLite2-ASN) or iptoasn.com's ip2asn TSV"}),
 		dur(&cli.DurationFlag{Name: "host-timeout", Value: crawl.DefaultHostTimeout, Category: catCrawl, EnvVars: env("HOST_TIMEOUT"),
 			Usage: "bound on one host's whole probe"}),
 		str(&cli.StringFlag{Name: "probe", Value: hostname, Category: catOutput, EnvVars: env("PROBE"),

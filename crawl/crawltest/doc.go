@@ -62,7 +62,9 @@
 // host's robots.txt checked, the final page's links credited to the probed
 // host and filtered by the probed host's apex; to a host whose robots.txt
 // blocks spyder, to a name that does not exist, a 10-hop chain, a loop, two
-// hosts redirecting to each other: no links).
+// hosts redirecting to each other: no links). Every hop within the 5-hop
+// limit between registrable domains is a REDIRECTS_TO edge from the hop's
+// host to the next, even when the next host then fails or closes a loop.
 //
 // Links: a/link href, script/img/iframe/source src; absolute, upper-case,
 // with port, user info or trailing dot, protocol-relative, relative (with

@@ -62,9 +62,7 @@ func (p *plan) expectedFor(hosts []string) ([]crawl.Edge, map[string]string, []c
 	outcomes := make(map[string]string, len(hosts))
 	certs := make(map[string]*certSpec)
 	for _, h := range hosts {
-		outcomes[h] = p.expectHost(h, func(typ, target string) {
-			set[crawl.Edge{Type: typ, Source: h, Target: target}] = true
-		})
+		outcomes[h] = p.expectHost(h, func(e crawl.Edge) { set[e] = true })
 		if s := p.sites[h]; s != nil && s.spec != nil && set[crawl.Edge{Type: crawl.UsesCert, Source: h, Target: s.spec.spki}] {
 			certs[s.spec.spki] = s.spec
 		}
@@ -86,9 +84,7 @@ func (p *plan) expectedFor(hosts []string) ([]crawl.Edge, map[string]string, []c
 func (p *plan) expectedHostile() ([]crawl.Edge, map[string]string) {
 	set := make(map[crawl.Edge]bool)
 	for _, h := range p.hostile {
-		st := p.expectHost(h, func(typ, target string) {
-			set[crawl.Edge{Type: typ, Source: h, Target: target}] = true
-		})
+		st := p.expectHost(h, func(e crawl.Edge) { set[e] = true })
 		if want := hostileOutcomes[h]; !strings.HasSuffix(want, ":"+st) {
 			panic(fmt.Sprintf("crawltest: hostile %s plans %s, computes %s", h, want, st))
 		}
@@ -103,7 +99,8 @@ func (p *plan) expectedHostile() ([]crawl.Edge, map[string]string) {
 
 // expectHost adds the edges of a correct probe of h and returns the status
 // its page step ends with.
-func (p *plan) expectHost(h string, add func(typ, target string)) string {
+func (p *plan) expectHost(h string, addEdge func(crawl.Edge)) string {
+	add := func(typ, target string) { addEdge(crawl.Edge{Type: typ, Source: h, Target: target}) }
 	if _, err := host.Parse(h); err != nil {
 		return "invalid_host"
 	}
@@ -152,7 +149,7 @@ func (p *plan) expectHost(h string, add func(typ, target string)) string {
 	if robotsVariants[s.robots].blocked {
 		return "robots_blocked"
 	}
-	links, st := p.follow(h)
+	links, st := p.follow(h, addEdge)
 	apex := apexOf(h)
 	for _, l := range links {
 		if apexOf(l) != apex {
@@ -183,8 +180,10 @@ func (p *plan) reach(addrs []netip.Addr) string {
 
 // follow fetches "/" of host as the contract says (redirects, robots.txt of
 // each new host) and returns the link hosts of the final page and the
-// page step's status.
-func (p *plan) follow(host string) ([]string, string) {
+// page step's status. Each redirect hop within maxRedirects to another
+// registrable domain is a REDIRECTS_TO edge from the hop's host, given to
+// add; the links are the probed host's.
+func (p *plan) follow(host string, add func(crawl.Edge)) ([]string, string) {
 	u, _ := url.Parse("https://" + host + "/")
 	checked := map[string]bool{host: true}
 	for hop := 0; ; hop++ {
@@ -214,6 +213,9 @@ func (p *plan) follow(host string) ([]string, string) {
 			next, err := u.Parse(rt.location)
 			if err != nil {
 				return nil, "error"
+			}
+			if to := next.Hostname(); apexOf(to) != apexOf(h) {
+				add(crawl.Edge{Type: crawl.RedirectsTo, Source: h, Target: to})
 			}
 			u = next
 			continue

@@ -148,7 +148,8 @@ func (rc *refCrawler) lookup(ctx context.Context, host string, t uint16) (*dns.M
 	return r, err
 }
 
-func (rc *refCrawler) probe(host string, add func(typ, target string)) error {
+func (rc *refCrawler) probe(host string, addEdge func(crawl.Edge)) error {
+	add := func(typ, target string) { addEdge(crawl.Edge{Type: typ, Source: host, Target: target}) }
 	ctx, cancel := context.WithTimeout(context.Background(), rc.timeout)
 	defer cancel()
 	if _, err := hostname.Parse(host); err != nil {
@@ -267,6 +268,9 @@ func (rc *refCrawler) probe(host string, add func(typ, target string)) error {
 			}
 			if u, err = u.Parse(loc); err != nil {
 				return nil
+			}
+			if apexOf(u.Hostname()) != apexOf(h) {
+				addEdge(crawl.Edge{Type: crawl.RedirectsTo, Source: h, Target: u.Hostname()})
 			}
 			continue
 		}
@@ -449,9 +453,9 @@ func (rc *refCrawler) crawl(hosts []string, n int) ([]crawl.Edge, map[string]tim
 			defer wg.Done()
 			for h := range ch {
 				start := time.Now()
-				rc.probe(h, func(typ, target string) {
+				rc.probe(h, func(e crawl.Edge) {
 					mu.Lock()
-					got[crawl.Edge{Type: typ, Source: h, Target: target}] = true
+					got[e] = true
 					mu.Unlock()
 				})
 				mu.Lock()

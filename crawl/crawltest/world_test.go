@@ -20,6 +20,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/miekg/dns"
+
+	"github.com/spyder-crawler/spyder/crawl"
 )
 
 func TestPlanIsDeterministic(t *testing.T) {
@@ -657,5 +659,32 @@ func TestDNSModes(t *testing.T) {
 	}
 	if u, tc := s.Queries(); u != 5 || tc != 1 {
 		t.Errorf("Queries() = %d UDP, %d TCP; want 5 and 1", u, tc)
+	}
+}
+
+// Expected holds a REDIRECTS_TO edge for each cross-domain hop, including
+// hops whose source is not a seed (a ping-pong pair's return hop), and
+// none within one registrable domain.
+func TestExpectedRedirects(t *testing.T) {
+	w := Start(t, Options{Hosts: 2000, Seed: 1})
+	seeds := make(map[string]bool)
+	for _, s := range w.Seeds {
+		seeds[s] = true
+	}
+	var n, fromNonSeed int
+	for _, e := range w.Expected {
+		if e.Type != crawl.RedirectsTo {
+			continue
+		}
+		n++
+		if !seeds[e.Source] {
+			fromNonSeed++
+		}
+		if apexOf(e.Source) == apexOf(e.Target) {
+			t.Errorf("redirect edge within one domain: %+v", e)
+		}
+	}
+	if n == 0 || fromNonSeed == 0 {
+		t.Fatalf("%d REDIRECTS_TO edges, %d from a host that is not a seed; want some of each", n, fromNonSeed)
 	}
 }
