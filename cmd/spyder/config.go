@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
@@ -26,7 +27,7 @@ func loadConfig(c *cli.Context, flags []cli.Flag) error {
 	}
 	var keys map[string]any
 	if err := yaml.Unmarshal(data, &keys); err != nil {
-		return usagef("config file %s: %v", path, err)
+		return usagef("config file %s: %s", path, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	known := configKeys(flags)
 	names := make([]string, 0, len(keys))
