@@ -3,22 +3,33 @@ GO      ?= go
 PKGS    ?= ./...
 export SPYDER_REQUIRE_REDIS = 1
 
-.PHONY: all build test deps vet fmt bench soak fuzz clean
+.PHONY: all build man test deps vet fmt bench soak fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o bin/spyder ./cmd/spyder
 
+# man writes the manual page, made by the binary from its own commands and
+# flags: man -l man/spyder.1
+man: build
+	@mkdir -p man
+	bin/spyder man > man/spyder.1
+
 # deps installs what the tests need when it is missing, through apt-get:
 # redis-server, Debian's chromium (browser tests of the pages spyder serves
-# and writes) and python3-networkx (GraphML and GEXF are read back by a real
-# parser). apt-get update runs first, as a fresh machine needs it.
+# and writes), python3-networkx (GraphML and GEXF are read back by a real
+# parser), bash, zsh and fish (the completion scripts run in them) and
+# groff and man-db (the man page is rendered by them). apt-get update runs
+# first, as a fresh machine needs it.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	/usr/bin/python3 -c 'import networkx' >/dev/null 2>&1 || missing="$$missing python3-networkx"; \
+	for c in bash zsh fish; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
+	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing (apt-get)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -81,4 +92,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin
+	rm -rf bin man
