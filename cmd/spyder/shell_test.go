@@ -128,16 +128,43 @@ func TestBinary_CompletionFish(t *testing.T) {
 	}
 }
 
-// TestBinary_CompletionZsh checks the zsh script with zsh's own parser and
-// runs, in zsh, the command its completion function runs for each case.
+// zshDriver runs an interactive zsh in a pseudo-terminal (zsh/zpty) with
+// the completion script loaded, types $1 and a Tab, and prints the line
+// the completion left, after "BUF:".
+const zshDriver = `zmodload zsh/zpty
+zpty z 'zsh -f -i'
+zpty -w z 'PS1="%% "; autoload -U compinit; compinit -u; source <(spyder completion zsh)'
+zpty -wn z "$1"$'\t'
+sleep 2
+zpty -wn z $'\C-aprint -r -- BUF:\n'
+sleep 1
+out=""
+while zpty -rt z chunk; do out+=$chunk; done
+zpty -d z
+print -r -- ${(M)${(f)out}:#BUF:*}`
+
+// TestBinary_CompletionZsh types command lines into a real interactive
+// zsh with the script loaded and checks what one Tab completes them to.
 func TestBinary_CompletionZsh(t *testing.T) {
 	t.Parallel()
 	zsh := mustShell(t, "zsh")
 	env, dir := shellEnv(t)
-	cmd := exec.Command(zsh, "-c", "autoload -U compinit && compinit -u && spyder completion zsh > _spyder && zsh -n _spyder && source _spyder && whence -w _spyder && echo $_comps[spyder]")
-	cmd.Env, cmd.Dir = env, dir
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "_spyder: function\n_spyder") {
-		t.Fatalf("zsh could not load the script: %v\n%s", err, out)
+	for _, tc := range []struct{ typed, want string }{
+		{"spyder qu", "spyder queue "},
+		{"spyder queue de", "spyder queue dead "},
+		{"spyder run --conc", "spyder run --concurrency "},
+		{"spyder run --domains lis", "spyder run --domains list.txt "},
+	} {
+		cmd := exec.Command(zsh, "-f", "-c", zshDriver, "zsh", tc.typed)
+		cmd.Env, cmd.Dir = env, dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Errorf("zsh completing %q: %v", tc.typed, err)
+			continue
+		}
+		if got := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "BUF:")); got != strings.TrimSpace(tc.want) {
+			t.Errorf("zsh completed %q to %q, want %q", tc.typed, got, tc.want)
+		}
 	}
 }
 
