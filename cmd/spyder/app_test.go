@@ -188,7 +188,7 @@ func TestApp_BadBackend(t *testing.T) {
 		{"Directory", []string{"queue", "stats", "--db", t.TempDir()}, "is a directory, not a bbolt file"},
 		{"CAFileMissing", []string{"run", "--db", filepath.Join(t.TempDir(), "x.db"), "--ca-file", "/nonexistent/ca.pem"}, "--ca-file /nonexistent/ca.pem: no such file"},
 		{"CAFileNotPEM", []string{"run", "--db", filepath.Join(t.TempDir(), "x.db"), "--ca-file", notBolt}, "holds no PEM certificate"},
-		{"BadFormat", []string{"run", "--format", "xml"}, `--format "xml": want batch or edges`},
+		{"BadFormat", []string{"run", "--format", "xml"}, `--format "xml": want batch, edges or lines`},
 		{"BadIngest", []string{"run", "--ingest", "ftp://x"}, `--ingest "ftp://x": want an http:// or https:// URL`},
 		{"MissingForStats", []string{"queue", "stats", "--db", filepath.Join(t.TempDir(), "none.db")}, "none.db does not exist"},
 	}
