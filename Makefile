@@ -72,7 +72,7 @@ image-test:
 	test "$$($(PODMAN) image inspect --format '{{.Config.User}}' localhost/spyder:test)" = 65532:65532
 	c=$$($(PODMAN) create localhost/spyder:test) && mnt=$$($(PODMAN) mount $$c) && \
 		chroot --userspec=65532:65532 $$mnt /usr/bin/spyder --version | grep -q '^spyder version' && \
-		printf 'a.example.com\nb.example.com\n' | chroot --userspec=65532:65532 $$mnt /usr/bin/spyder queue seed - | grep -q '^added 2,'; \
+		printf 'a.example.com\nb.example.com\n' | chroot --userspec=65532:65532 $$mnt /usr/bin/spyder queue seed --db /data/spyder.db - | grep -q '^added 2,'; \
 		rc=$$?; $(PODMAN) umount $$c >/dev/null; $(PODMAN) rm $$c >/dev/null; exit $$rc
 	@echo "image-test: localhost/spyder:test builds, runs from an empty base as 65532 and writes /data"
 
