@@ -4,17 +4,25 @@ PKGS    ?= ./...
 export SPYDER_REQUIRE_REDIS = 1
 export SPYDER_REQUIRE_BROWSER = 1
 
-.PHONY: all build test deps vet fmt bench soak fuzz clean
+.PHONY: all build man image image-test test deps vet fmt bench soak fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o bin/spyder ./cmd/spyder
 
+# man writes the manual page, made by the binary from its own commands and
+# flags: man -l man/spyder.1
+man: build
+	@mkdir -p man
+	bin/spyder man > man/spyder.1
+
 # deps installs what the tests need when it is missing, through apt-get:
 # redis-server, Debian's chromium (browser tests of the pages spyder serves
 # and writes), python3-networkx (GraphML and GEXF are read back by a real
-# parser) and graphviz (gvpr reads back the DOT export). apt-get update runs
+# parser), graphviz (gvpr reads back the DOT export), bash, zsh and fish
+# (the completion scripts run in them) and groff and man-db (the man page
+# is rendered by them). apt-get update runs
 # first, as a fresh machine needs it.
 deps:
 	@missing=""; \
@@ -22,6 +30,9 @@ deps:
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	/usr/bin/python3 -c 'import networkx' >/dev/null 2>&1 || missing="$$missing python3-networkx"; \
 	command -v gvpr >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	for c in bash zsh fish; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
+	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing (apt-get)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -37,6 +48,37 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+
+# image builds the container image with podman (vfs storage and chroot
+# isolation work as root without a container engine). GO_IMAGE is the
+# image with the Go toolchain for the build stage.
+PODMAN   ?= podman --storage-driver vfs
+GO_IMAGE ?= docker.io/library/golang:1.26
+image:
+	$(PODMAN) build --isolation chroot --network host --build-arg GO_IMAGE=$(GO_IMAGE) -t localhost/spyder:latest -f Containerfile .
+
+# image-test builds the image with a build stage made from this machine's
+# own Go toolchain (no registry holds base images here) and checks it: the
+# image's user is 65532, and in the image's own file tree (a container's
+# layer, entered with chroot: the sandboxes here refuse crun's setrlimit,
+# so podman run cannot start it) the binary runs with no libc beside it,
+# as that user, and writes its bbolt file in /data (the default --db).
+image-test:
+	command -v podman >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman >/dev/null; }
+	tmp=$$(mktemp -d) && mkdir -p $$tmp/etc/ssl/certs $$tmp/root $$tmp/usr/local && install -d -m 1777 $$tmp/tmp && \
+		cp /etc/ssl/certs/ca-certificates.crt $$tmp/etc/ssl/certs/ && \
+		cp -a "$$($(GO) env GOROOT)" $$tmp/usr/local/go && tar -C $$tmp -cf $$tmp.tar . && \
+		$(PODMAN) import --change 'ENV PATH=/usr/local/go/bin:/usr/bin:/bin' --change 'ENV HOME=/root' \
+			--change 'ENV GOTOOLCHAIN=local' $$tmp.tar localhost/spyder-go-toolchain:local && rm -rf $$tmp $$tmp.tar
+	$(PODMAN) build --isolation chroot --network host -v "$$($(GO) env GOCACHE):/root/.cache/go-build" \
+		-v "$$($(GO) env GOMODCACHE):/root/go/pkg/mod" --build-arg GO_IMAGE=localhost/spyder-go-toolchain:local \
+		-t localhost/spyder:test -f Containerfile .
+	test "$$($(PODMAN) image inspect --format '{{.Config.User}}' localhost/spyder:test)" = 65532:65532
+	c=$$($(PODMAN) create localhost/spyder:test) && mnt=$$($(PODMAN) mount $$c) && \
+		chroot --userspec=65532:65532 $$mnt /usr/bin/spyder --version | grep -q '^spyder version' && \
+		printf 'a.example.com\nb.example.com\n' | chroot --userspec=65532:65532 $$mnt /usr/bin/spyder queue seed --db /data/spyder.db - | grep -q '^added 2,'; \
+		rc=$$?; $(PODMAN) umount $$c >/dev/null; $(PODMAN) rm $$c >/dev/null; exit $$rc
+	@echo "image-test: localhost/spyder:test builds, runs from an empty base as 65532 and writes /data"
 
 test: deps vet
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
@@ -85,4 +127,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin
+	rm -rf bin man

@@ -84,7 +84,7 @@ type Config struct {
 	// certificate that does not verify is still recorded.
 	RootCAs *x509.CertPool
 	// UserAgent is sent with every request; "" means
-	// "github.com/spyder-crawler/spyder/<Version> (+<ProjectURL>)".
+	// "spyder/<Version> (+<ProjectURL>)".
 	UserAgent string
 	// ExcludeTLDs are top-level domains probed by DNS only; nil means
 	// [DefaultExcludeTLDs], an empty non-nil slice excludes none.
@@ -171,7 +171,7 @@ func withDefaults(cfg Config) (Config, error) {
 		cfg.Dial = defaultDialer.DialContext
 	}
 	if cfg.UserAgent == "" {
-		cfg.UserAgent = "github.com/spyder-crawler/spyder/" + Version + " (+" + ProjectURL + ")"
+		cfg.UserAgent = "spyder/" + Version + " (+" + ProjectURL + ")"
 	}
 	if cfg.ExcludeTLDs == nil {
 		cfg.ExcludeTLDs = DefaultExcludeTLDs

@@ -355,7 +355,7 @@ func checkPolicy(t *testing.T, w *crawltest.World, run *crawlRun) {
 		if blocked[r.Host] && r.Path != "/robots.txt" {
 			t.Errorf("fetched %s%s although its robots.txt blocks spyder", r.Host, r.Path)
 		}
-		if !strings.HasPrefix(r.UserAgent, "github.com/spyder-crawler/spyder/") {
+		if !strings.HasPrefix(r.UserAgent, "spyder/") {
 			t.Errorf("request %s%s with user agent %q", r.Host, r.Path, r.UserAgent)
 		}
 	}

@@ -113,7 +113,7 @@ func (s *Ingest) post(ctx context.Context, data []byte) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "github.com/spyder-crawler/spyder/"+crawl.Version)
+	req.Header.Set("User-Agent", "spyder/"+crawl.Version)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ type Sink interface {
 const (
 	FormatBatch = "batch" // one Batch object per line, the older spyder's schema
 	FormatEdges = "edges" // one Edge object per line
+	FormatLines = "lines" // one object per node, edge and probe outcome, each with a "kind"
 )
 
 // JSONSink writes batches as JSON lines to a writer. It is safe for
@@ -48,16 +49,16 @@ var _ Sink = (*JSONSink)(nil)
 // ErrFormat is returned by [NewJSONSink] for a format it does not know.
 var ErrFormat = errors.New("unknown output format")
 
-// NewJSONSink returns a sink writing to w in format ([FormatBatch] or
-// [FormatEdges]; "" means FormatBatch). When w has a Sync method (an
+// NewJSONSink returns a sink writing to w in format ([FormatBatch],
+// [FormatEdges] or [FormatLines]; "" means FormatBatch). When w has a Sync method (an
 // *os.File), WriteBatch calls it, so a batch is on disk when it returns.
 func NewJSONSink(w io.Writer, format string) (*JSONSink, error) {
 	switch format {
 	case "":
 		format = FormatBatch
-	case FormatBatch, FormatEdges:
+	case FormatBatch, FormatEdges, FormatLines:
 	default:
-		return nil, fmt.Errorf("%w %q (want %s or %s)", ErrFormat, format, FormatBatch, FormatEdges)
+		return nil, fmt.Errorf("%w %q (want %s, %s or %s)", ErrFormat, format, FormatBatch, FormatEdges, FormatLines)
 	}
 	return &JSONSink{w: w, format: format}, nil
 }
@@ -69,14 +70,21 @@ func (s *JSONSink) WriteBatch(_ context.Context, b *crawl.Batch) error {
 	s.buf.Reset()
 	enc := json.NewEncoder(&s.buf)
 	enc.SetEscapeHTML(false)
-	if s.format == FormatEdges {
+	switch s.format {
+	case FormatEdges:
 		for i := range b.Edges {
 			if err := enc.Encode(&b.Edges[i]); err != nil {
 				return fmt.Errorf("encode edge: %w", err)
 			}
 		}
-	} else if err := enc.Encode(b); err != nil {
-		return fmt.Errorf("encode batch: %w", err)
+	case FormatLines:
+		if err := encodeLines(enc, b); err != nil {
+			return err
+		}
+	default:
+		if err := enc.Encode(b); err != nil {
+			return fmt.Errorf("encode batch: %w", err)
+		}
 	}
 	if s.buf.Len() == 0 {
 		return nil

@@ -53,12 +53,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"file (--db) and survives Ctrl-C or a crash; in a fleet, every probe shares one Redis\n" +
 			"queue (--redis). Every flag also reads an environment variable (shown in [brackets])\n" +
 			"and, with --config FILE, a YAML file whose keys are the flag names.",
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		ExitErrHandler:  func(*cli.Context, error) {},
-		HideHelpCommand: true,
-		Commands:        []*cli.Command{runCommand(), queueCommand(), graphCommand(), robotsCommand()},
-		OnUsageError:    onUsageError,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		ExitErrHandler:       func(*cli.Context, error) {},
+		EnableBashCompletion: true,
+		Commands:             withCompletion([]*cli.Command{runCommand(), queueCommand(), graphCommand(), robotsCommand(), completionCommand(), manCommand()}),
+		BashComplete:         completeArgs,
+		OnUsageError:         onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("unknown command %q (see spyder --help)", c.Args().First())
@@ -83,21 +84,7 @@ func withConfig(cmd *cli.Command) *cli.Command {
 	cmd.OnUsageError = onUsageError
 	next := cmd.Before
 	cmd.Before = func(c *cli.Context) error {
-		load := altsrc.InitInputSourceWithContext(cmd.Flags, func(c *cli.Context) (altsrc.InputSourceContext, error) {
-			path := c.String("config")
-			if path == "" {
-				return altsrc.NewMapInputSource("", map[any]any{}), nil
-			}
-			if _, err := os.Stat(path); err != nil {
-				return nil, fmt.Errorf("config file %s: %w", path, errors.Unwrap(err))
-			}
-			src, err := altsrc.NewYamlSourceFromFile(path)
-			if err != nil {
-				return nil, fmt.Errorf("config file %s: %w", path, err)
-			}
-			return src, nil
-		})
-		if err := load(c); err != nil {
+		if err := loadConfig(c, cmd.Flags); err != nil {
 			return err
 		}
 		if next != nil {

@@ -188,7 +188,7 @@ func TestApp_BadBackend(t *testing.T) {
 		{"Directory", []string{"queue", "stats", "--db", t.TempDir()}, "is a directory, not a bbolt file"},
 		{"CAFileMissing", []string{"run", "--db", filepath.Join(t.TempDir(), "x.db"), "--ca-file", "/nonexistent/ca.pem"}, "--ca-file /nonexistent/ca.pem: no such file"},
 		{"CAFileNotPEM", []string{"run", "--db", filepath.Join(t.TempDir(), "x.db"), "--ca-file", notBolt}, "holds no PEM certificate"},
-		{"BadFormat", []string{"run", "--format", "xml"}, `--format "xml": want batch or edges`},
+		{"BadFormat", []string{"run", "--format", "xml"}, `--format "xml": want batch, edges or lines`},
 		{"BadResolver", []string{"run", "--resolver", "192.0.2.1:53,dns.example"}, `--resolver: resolver "dns.example": want IP`},
 		{"BadResolverPort", []string{"run", "--resolver", "[::1]:99999"}, `--resolver: resolver "[::1]:99999": port "99999"`},
 		{"BadIngest", []string{"run", "--ingest", "ftp://x"}, `--ingest "ftp://x": want an http:// or https:// URL`},

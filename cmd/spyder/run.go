@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -33,9 +34,10 @@ func runCommand() *cli.Command {
 	})
 }
 
-// runAction is `spyder run`: it checks the flags, opens the store, seeds
-// it, wires the probe, the output and the loop, runs the loop and shuts
-// down in order (loop, output, store).
+// runAction is `spyder run`: it checks the flags and that its files can be
+// written, opens the store, wires the probe, the output and the loop,
+// seeds, runs the loop and shuts down in order (loop, output, store). A
+// start that fails removes the files it created.
 func runAction(c *cli.Context) error {
 	ctx := c.Context
 	stderr := &lineWriter{w: c.App.ErrWriter}
@@ -47,34 +49,56 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := openBackend(ctx, c, false)
+	if err := preflight(c, cfg); err != nil {
+		return err
+	}
+	created := missingFiles(cfg.out)
+	if strings.TrimSpace(c.String("redis")) == "" {
+		created = append(created, missingFiles(c.String("db"))...)
+	}
+	b, r, err := start(c, cfg, log)
 	if err != nil {
+		created.remove()
 		return err
 	}
 	defer b.Close()
-	log.Info("start", "version", crawl.Version, "queue", b.Name(), "concurrency", cfg.loop.Concurrency, "run", cfg.crawl.RunID, "probe", cfg.crawl.ProbeID)
-	if err := prepare(ctx, cfg, b, log); err != nil {
-		return err
-	}
-	r, err := wire(c, cfg, b, log)
-	if r != nil {
-		defer r.close()
-	}
-	if err != nil {
-		return err
-	}
-	start := time.Now()
+	defer r.close()
+	began := time.Now()
 	runErr := r.run(ctx, stderr, cfg.progress && isTerminal(c.App.ErrWriter))
 	if err := r.close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	st, _ := b.Stats(context.WithoutCancel(ctx))
-	log.Info("stop", "done", r.loop.Done(), "elapsed", time.Since(start).Round(time.Millisecond).String(),
+	log.Info("stop", "done", r.loop.Done(), "elapsed", time.Since(began).Round(time.Millisecond).String(),
 		"pending", st.Pending, "processing", st.Processing, "dead", st.Dead, "signalled", ctx.Err() != nil)
 	if runErr != nil {
 		return runErr
 	}
 	return closeBackend(b)
+}
+
+// start opens the store, wires the run and then seeds the queue, so that
+// an output or a metrics address that cannot be had stops the run before
+// any host is seeded. On error, everything it opened is closed again.
+func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *running, error) {
+	ctx := c.Context
+	b, err := openBackend(ctx, c, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("start", "version", crawl.Version, "queue", b.Name(), "concurrency", cfg.loop.Concurrency, "run", cfg.crawl.RunID, "probe", cfg.crawl.ProbeID)
+	r, err := wire(c, cfg, b, log)
+	if err == nil {
+		err = prepare(ctx, cfg, b, log)
+	}
+	if err != nil {
+		if r != nil {
+			r.close()
+		}
+		b.Close()
+		return nil, nil, err
+	}
+	return b, r, nil
 }
 
 // prepare seeds the queue from --domains, queues again the hosts due for

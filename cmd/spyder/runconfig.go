@@ -105,8 +105,8 @@ func checkRunFlags(c *cli.Context) error {
 	if c.Int("max-attempts") < 1 {
 		return usagef("--max-attempts %d: want at least 1", c.Int("max-attempts"))
 	}
-	if f := c.String("format"); f != sink.FormatBatch && f != sink.FormatEdges {
-		return usagef("--format %q: want batch or edges", f)
+	if f := c.String("format"); f != sink.FormatBatch && f != sink.FormatEdges && f != sink.FormatLines {
+		return usagef("--format %q: want batch, edges or lines", f)
 	}
 	if u := c.String("ingest"); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return usagef("--ingest %q: want an http:// or https:// URL", u)

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// preflight checks, before anything is opened or seeded, that the files a
+// run will write can be written: the --out file and, standalone, the --db
+// file. A --redis that does not answer is caught next, by opening the
+// backend, still before seeding.
+func preflight(c *cli.Context, cfg runConfig) error {
+	if cfg.out != "" && cfg.out != "-" {
+		if err := checkWritable("--out", cfg.out); err != nil {
+			return err
+		}
+	}
+	if strings.TrimSpace(c.String("redis")) == "" && c.String("db") != "" {
+		return checkWritable("--db", c.String("db"))
+	}
+	return nil
+}
+
+// checkWritable reports, as one line naming flag and path, why path could
+// not be opened for writing: its directory is missing or is not one, it
+// is a directory itself, or it cannot be created or opened there. It
+// leaves nothing behind.
+func checkWritable(flag, path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", flag, path, pathErr(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	}
+	st, err = os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("%s %s is a directory, not a file", flag, path)
+	case err == nil:
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("%s %s cannot be written: %w", flag, path, pathErr(err))
+		}
+		return f.Close()
+	}
+	f, err := os.CreateTemp(dir, ".spyder-check-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: directory %s is not writable: %w", flag, path, dir, pathErr(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// newFiles are the files a run is about to create; if it fails to start,
+// removeFiles takes them away again, so a failed start leaves no new .db
+// (nor an empty --out) behind.
+type newFiles []string
+
+// missingFiles returns those of paths that do not exist yet.
+func missingFiles(paths ...string) newFiles {
+	var out newFiles
+	for _, p := range paths {
+		if p == "" || p == "-" {
+			continue
+		}
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// remove deletes the files. Only a start that failed calls it: no batch
+// was written to --out yet, and no host probed from the new .db.
+func (fs newFiles) remove() {
+	for _, p := range fs {
+		os.Remove(p)
+	}
+}
