@@ -24,11 +24,7 @@ import (
 func TestE2E_ASNDatabase(t *testing.T) {
 	w := crawltest.Start(t, crawltest.Options{Hosts: 60, Seed: 7})
 	dir := t.TempDir()
-	table := filepath.Join(dir, "ip2asn-v4.tsv")
-	tsv := "192.0.2.0\t192.0.2.255\t64496\tZZ\tTEST-NET-1 Org\n198.51.100.0\t198.51.100.255\t64497\tZZ\tTEST-NET-2 Org\n"
-	if err := os.WriteFile(table, []byte(tsv), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	table := writeASNTable(t, dir)
 	out := filepath.Join(dir, "graph.jsonl")
 	args := append([]string{"run", "--db", filepath.Join(dir, "spyder.db"), "--domains", mustDomains(t, w.Seeds),
 		"--out", out, "--asn-db", table}, worldArgs(t, w)...)
@@ -105,4 +101,16 @@ func TestRunBadASNDatabase(t *testing.T) {
 			t.Errorf("stderr = %q, want one line starting %q", got, want)
 		}
 	}
+}
+
+// writeASNTable writes, in dir, an iptoasn.com table that covers two of
+// the simulated world's three address blocks, and returns its path.
+func writeASNTable(tb testing.TB, dir string) string {
+	tb.Helper()
+	table := filepath.Join(dir, "ip2asn-v4.tsv")
+	tsv := "192.0.2.0\t192.0.2.255\t64496\tZZ\tTEST-NET-1 Org\n198.51.100.0\t198.51.100.255\t64497\tZZ\tTEST-NET-2 Org\n"
+	if err := os.WriteFile(table, []byte(tsv), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return table
 }

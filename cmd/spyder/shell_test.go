@@ -86,7 +86,7 @@ var completionCases = []struct {
 	words []string
 	want  []string
 }{
-	{[]string{"spyder", ""}, []string{"completion", "help", "man", "queue", "run"}},
+	{[]string{"spyder", ""}, []string{"completion", "graph", "help", "man", "queue", "robots", "run"}},
 	{[]string{"spyder", "qu"}, []string{"queue"}},
 	{[]string{"spyder", "queue", "de"}, []string{"dead"}},
 	{[]string{"spyder", "queue", "dead", ""}, []string{"help", "list", "purge", "retry"}},
