@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -27,8 +28,10 @@ type Checker func(ctx context.Context, known host.Name) error
 // instead of written; the held probes are written as the hosts' results as
 // soon as another probe succeeds, or once a check finds the resolver
 // answering. The check runs when holdLimit probes are held, or when every
-// host in flight is; if it fails, the run halts and the held hosts go back
-// to the queue untouched, to be probed when the network works again.
+// host in flight is; if it fails, or holdLimit probes in a row all failed
+// to connect (the resolver works, the way out does not), the run halts and
+// the held hosts go back to the queue untouched, to be probed when the
+// network works again.
 type guard struct {
 	check    Checker
 	inflight func() int
@@ -126,6 +129,9 @@ func (g *guard) runCheck(ctx context.Context, known host.Name) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.checking = false
+	if err == nil && g.held >= holdLimit && g.onlyConnectErrorsLocked() {
+		err = errors.New("the resolver answers, but not one connection could be made: outbound connections look blocked")
+	}
 	if err == nil {
 		g.decideLocked(true)
 		return
@@ -134,6 +140,19 @@ func (g *guard) runCheck(ctx context.Context, known host.Name) {
 	g.halt(fmt.Errorf("every one of the last %d probes failed (%s) and %v: stopped, and handed the hosts back to the queue; "+
 		"fix the network or --resolver and run again", g.held, g.signsLocked(), err))
 	g.decideLocked(false)
+}
+
+// onlyConnectErrorsLocked tells whether every held probe failed to
+// connect. holdLimit of them in a row, with not one probe succeeding in
+// between, is the network failing the same way for every host, not the
+// hosts: on any real list most hosts connect. g.mu is held.
+func (g *guard) onlyConnectErrorsLocked() bool {
+	for sign := range g.signs {
+		if !strings.HasSuffix(sign, " "+crawl.StatusConnectError) {
+			return false
+		}
+	}
+	return len(g.signs) > 0
 }
 
 // decideLocked closes the round of the held probes with write and starts

@@ -111,3 +111,62 @@ func TestGuard_SuccessReleasesHeld(t *testing.T) {
 		t.Errorf("%d checks ran, want 0", n)
 	}
 }
+
+// TestGuard_HaltsWhenNoConnectionCanBeMade: holdLimit probes in a row that
+// all failed to connect halt the run even though the resolver answers (the
+// way out is blocked), while as many mixed failures, or fewer connect
+// errors, are written.
+func TestGuard_HaltsWhenNoConnectionCanBeMade(t *testing.T) {
+	t.Parallel()
+	answers := func(context.Context, host.Name) error { return nil }
+	holdAll := func(g *guard, signs []string) []bool {
+		results := make(chan bool, len(signs))
+		for _, sign := range signs {
+			go func() { results <- g.hold(t.Context(), sign, "") }()
+		}
+		var got []bool
+		for range signs {
+			select {
+			case w := <-results:
+				got = append(got, w)
+			case <-time.After(10 * time.Second):
+				t.Fatal("hold did not return after the check")
+			}
+		}
+		return got
+	}
+	repeat := func(sign string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = sign
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		signs    []string
+		inflight int
+		halt     bool
+	}{
+		{"AllConnectErrors", repeat("page connect_error", holdLimit), 1 << 20, true},
+		{"MixedFailures", append(repeat("page connect_error", holdLimit-1), "dns timeout"), 1 << 20, false},
+		{"FewConnectErrors", repeat("page connect_error", 5), 5, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var halted atomic.Value
+			g := newGuard(answers, func() int { return tc.inflight }, func(err error) { halted.Store(err) })
+			for _, w := range holdAll(g, tc.signs) {
+				if w == tc.halt {
+					t.Fatalf("hold = %v, want %v", w, !tc.halt)
+				}
+			}
+			err, _ := halted.Load().(error)
+			if tc.halt != (err != nil) {
+				t.Fatalf("halted with %v, want a halt: %v", err, tc.halt)
+			}
+			if tc.halt && !strings.Contains(err.Error(), "connect_error: 64") {
+				t.Errorf("halt %q does not count the connect errors", err)
+			}
+		})
+	}
+}
