@@ -3,12 +3,14 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
 )
 
@@ -198,5 +200,28 @@ func testExportImportKeepsProbes(t *testing.T, q, q2 queue.Queue) {
 	}
 	if n := mustRequeue(t, q2, queue.Selector{Outcomes: []string{"timeout"}}); n != 1 {
 		t.Errorf("Requeue(timeout) after Import = %d, want 1", n)
+	}
+}
+
+// testAckAllManyProbes: an AckAll with more probes than one round trip or
+// transaction of the backend takes keeps every probe and acks its lease.
+func testAckAllManyProbes(t *testing.T, q queue.Queue) {
+	hosts := make([]string, 2500)
+	ps := make([]queue.Probe, len(hosts))
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("h%d.example.com", i)
+		ps[i] = queue.Probe{Host: host.Name(hosts[i]), At: 1, Outcome: "ok"}
+	}
+	mustSeed(t, q, "leased.com")
+	l := mustLeaseOne(t, q, long)
+	mustSeed(t, q, hosts...)
+	ok, err := q.AckAll(context.Background(), []queue.Lease{l}, ps)
+	if err != nil || !slices.Equal(ok, []bool{true}) {
+		t.Fatalf("AckAll(leased.com, 2,500 probes) = %v, %v; want [true], nil", ok, err)
+	}
+	for i, queued := range mustQueued(t, q, hosts...) {
+		if queued {
+			t.Fatalf("Queued(%s) = true after AckAll kept its probe", hosts[i])
+		}
 	}
 }

@@ -108,6 +108,7 @@ func runQueue(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{"RequeueConcurrentMovesEachHostOnce", testRequeueConcurrentMovesOnce},
 		{"AckAllRefusesBadOutcome", testAckAllRefusesBadOutcome},
 		{"AckAllKeepsProbeOfLostLease", testAckAllKeepsProbeOfLostLease},
+		{"AckAllManyProbes", testAckAllManyProbes},
 		{"ExportImportKeepsLastProbes", twoQueues(newQueue, testExportImportKeepsProbes)},
 		// Unknown fields
 		{"UnknownFieldsSurviveEveryPath", testUnknownFields},
