@@ -69,13 +69,18 @@ type Worker interface {
 	// never returned and never block the queue.
 	Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]Lease, error)
 
-	// AckAll removes every lease in ls for good, in one round trip or
-	// transaction: ok[i] reports whether ls[i] was held and is now removed
-	// (false: the lease was lost, see [ErrLeaseLost]). Callers that finish
-	// many items at once pay one wait instead of one each. On error nothing
-	// is reported; the acks may or may not have been applied, and acking
-	// again reports those that were as lost.
-	AckAll(ctx context.Context, ls []Lease) (ok []bool, err error)
+	// AckAll keeps each of ps as its host's last probe, replacing the one
+	// before, and removes every lease in ls for good, all in one round trip
+	// or transaction: ok[i] reports whether ls[i] was held and is now
+	// removed (false: the lease was lost, see [ErrLeaseLost]). Callers that
+	// finish many items at once pay one wait instead of one each, and pass
+	// the probes of the hosts they ack, so that every host acked has its
+	// record. Every probe is kept, even one whose lease turns out lost: its
+	// host is probed again and its record rewritten. An outcome
+	// [CheckOutcome] refuses is an error and nothing is applied. On any
+	// other error nothing is reported; the call may or may not have been
+	// applied, and acking again reports the leases removed as lost.
+	AckAll(ctx context.Context, ls []Lease, ps []Probe) (ok []bool, err error)
 
 	// Extend moves a held lease's deadline to ttl from now and returns the
 	// updated lease. It returns ErrLeaseLost when the lease is no longer held.
@@ -100,13 +105,6 @@ type Worker interface {
 	// Stats reports the sizes of the collections and the age of the oldest
 	// lease.
 	Stats(ctx context.Context) (Stats, error)
-
-	// Probed keeps each of ps as its host's last probe, replacing the one
-	// before. The loop calls it just before acking the hosts, so every host
-	// acked has its record (a host whose ack is then lost is probed again
-	// and its record rewritten). An outcome [CheckOutcome] refuses is an
-	// error and nothing is kept.
-	Probed(ctx context.Context, ps []Probe) error
 
 	// Queued reports, for each of hosts, whether the queue holds it to be
 	// probed: it was seeded (or requeued) and has no probe record since.

@@ -71,10 +71,10 @@ func (w *Loop) ackAll(ctx, bg context.Context, fs []finished) {
 	}
 }
 
-// ackRetrying calls Probed and then AckAll until both answer (the probes
-// first, so that an acked host always has its record), backing off from 100 ms to
-// 5 s, for as long as the last lease of ls holds and ctx lasts; it logs
-// ack_retry once.
+// ackRetrying calls AckAll with ls and their probes ps (one call keeps
+// both, so an acked host always has its record) until it answers, backing
+// off from 100 ms to 5 s, for as long as the last lease of ls holds and ctx
+// lasts; it logs ack_retry once.
 func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
 	last := ls[0].Deadline
 	for _, l := range ls[1:] {
@@ -83,11 +83,7 @@ func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease, ps []queue
 		}
 	}
 	for try, wait := 0, 100*time.Millisecond; ; try, wait = try+1, min(2*wait, 5*time.Second) {
-		var ok []bool
-		err := w.q.Probed(bg, ps)
-		if err == nil {
-			ok, err = w.q.AckAll(bg, ls)
-		}
+		ok, err := w.q.AckAll(bg, ls, ps)
 		if err == nil || errors.Is(err, queue.ErrClosed) || time.Until(last) < wait {
 			return ok, err
 		}

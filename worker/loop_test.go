@@ -172,18 +172,29 @@ func TestLoop_SinkFailureGoesThroughFail(t *testing.T) {
 type ackRecorder struct {
 	queue.Queue
 	mu      sync.Mutex
-	batches []int // the size of each AckAll call
+	batches []int    // the size of each AckAll call
+	bare    []string // hosts acked without their probe in the same call
 }
 
-func (r *ackRecorder) AckAll(ctx context.Context, ls []queue.Lease) ([]bool, error) {
+func (r *ackRecorder) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
 	r.mu.Lock()
 	r.batches = append(r.batches, len(ls))
+	probed := map[host.Name]bool{}
+	for _, p := range ps {
+		probed[p.Host] = true
+	}
+	for _, l := range ls {
+		if !probed[l.Item.Host] {
+			r.bare = append(r.bare, string(l.Item.Host))
+		}
+	}
 	r.mu.Unlock()
-	return r.Queue.AckAll(ctx, ls)
+	return r.Queue.AckAll(ctx, ls, ps)
 }
 
 // TestLoop_AcksInBatches: hosts whose output was written together are acked
-// together, in one AckAll call, not with a call each.
+// together, in one AckAll call, not with a call each, and each host's probe
+// goes in the call that acks it.
 func TestLoop_AcksInBatches(t *testing.T) {
 	t.Parallel()
 	q, err := boltstore.Open(filepath.Join(t.TempDir(), "spyder.db"), boltstore.Options{NoSync: true})
@@ -209,6 +220,9 @@ func TestLoop_AcksInBatches(t *testing.T) {
 	}
 	if sum != hosts || most < 2 {
 		t.Errorf("acked by AckAll calls of %v; want every host in AckAll calls, some together", rec.batches)
+	}
+	if len(rec.bare) > 0 {
+		t.Errorf("hosts acked without their probe in the same AckAll call: %v", rec.bare)
 	}
 }
 

@@ -99,13 +99,21 @@ func (s *Store) leaseApply(out *[]queue.Lease, n int, ttl time.Duration) func(*b
 	}
 }
 
-// AckAll implements [queue.Queue.AckAll]: one op of the group commit.
-func (s *Store) AckAll(ctx context.Context, ls []queue.Lease) ([]bool, error) {
-	if len(ls) == 0 {
+// AckAll implements [queue.Worker.AckAll]: the probes and the acks are one
+// op of the group commit, so a batch costs one fsync and no host is acked
+// without its record.
+func (s *Store) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
+	if err := checkProbes(ps); err != nil {
+		return nil, err
+	}
+	if len(ls) == 0 && len(ps) == 0 {
 		return []bool{}, s.check(ctx)
 	}
 	ok := make([]bool, len(ls))
 	err := s.do(ctx, false, func(tx *bbolt.Tx) error {
+		if err := probedIn(tx, ps); err != nil {
+			return err
+		}
 		for i, l := range ls {
 			var err error
 			if ok[i], err = s.ackIn(tx, l); err != nil {

@@ -19,32 +19,34 @@ import (
 // requeueChunk is how many done hosts one Requeue transaction moves.
 const requeueChunk = 10_000
 
-// Probed implements [queue.Worker.Probed] in one transaction.
-func (s *Store) Probed(ctx context.Context, ps []queue.Probe) error {
+// checkProbes refuses ps when an outcome is not one [queue.CheckOutcome]
+// accepts, naming its host.
+func checkProbes(ps []queue.Probe) error {
 	for _, p := range ps {
 		if err := queue.CheckOutcome(p.Outcome); err != nil {
 			return fmt.Errorf("probed %s: %w", p.Host, err)
 		}
 	}
-	// In the group commit, like the acks that follow it: a transaction of
-	// its own per ack batch would add an fsync to every batch.
-	err := s.do(ctx, false, func(tx *bbolt.Tx) error {
-		seen := tx.Bucket(bucketSeen)
-		added := 0
-		for _, p := range ps {
-			if seen.Get([]byte(p.Host)) == nil {
-				added++ // an item pushed by hand is seen once probed
-			}
-			if err := seen.Put([]byte(p.Host), []byte(p.Encode())); err != nil {
-				return err
-			}
-		}
-		return addCounts(tx, counts{seen: int64(added)})
-	})
-	if err != nil {
-		return fmt.Errorf("probed: %w", err)
-	}
 	return nil
+}
+
+// probedIn keeps each of ps as its host's last probe in tx. A host not yet
+// seen (an item pushed by hand) is seen once probed.
+func probedIn(tx *bbolt.Tx, ps []queue.Probe) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	seen := tx.Bucket(bucketSeen)
+	added := 0
+	for _, p := range ps {
+		if seen.Get([]byte(p.Host)) == nil {
+			added++
+		}
+		if err := seen.Put([]byte(p.Host), []byte(p.Encode())); err != nil {
+			return err
+		}
+	}
+	return addCounts(tx, counts{seen: int64(added)})
 }
 
 // Queued implements [queue.Worker.Queued].

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -10,24 +11,39 @@ import (
 	"github.com/spyder-crawler/spyder/queue"
 )
 
-// AckAll implements [queue.Queue.AckAll]. Up to maxBatch leases go in one
-// script call, shared with other callers' AckAll and Lease calls (see
-// [Store]).
-func (s *Store) AckAll(ctx context.Context, ls []queue.Lease) ([]bool, error) {
+// AckAll implements [queue.Worker.AckAll]. Up to maxBatch probes and
+// maxBatch leases go in one leaseack.lua call, shared with other callers'
+// AckAll and Lease calls (see [Store]). With more than that, the probes go
+// first and the leases only in the call with the last of them, so that no
+// host is acked before its record is kept.
+func (s *Store) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
+	for _, p := range ps {
+		if err := queue.CheckOutcome(p.Outcome); err != nil {
+			return nil, fmt.Errorf("probed %s: %w", p.Host, err)
+		}
+	}
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
 	ok := make([]bool, 0, len(ls))
-	for len(ls) > 0 {
-		chunk := ls[:min(len(ls), maxBatch)]
-		ls = ls[len(chunk):]
-		ms := make([]string, len(chunk))
-		for i, l := range chunk {
+	for len(ls) > 0 || len(ps) > 0 {
+		pc := ps[:min(len(ps), maxBatch)]
+		ps = ps[len(pc):]
+		var lc []queue.Lease
+		if len(ps) == 0 {
+			lc = ls[:min(len(ls), maxBatch)]
+			ls = ls[len(lc):]
+		}
+		o := op{probes: make([]string, 0, 2*len(pc)), acks: make([]string, len(lc))}
+		for _, p := range pc {
+			o.probes = append(o.probes, string(p.Host), p.Encode())
+		}
+		for i, l := range lc {
 			// A lease without an ID was never this store's: its member
 			// matches nothing, so it is reported lost like any other.
-			ms[i] = leaseMember(l)
+			o.acks[i] = leaseMember(l)
 		}
-		res, err := s.hot.do(ctx, op{acks: ms})
+		res, err := s.hot.do(ctx, o)
 		if err != nil {
 			return nil, batchErr("ack", err)
 		}

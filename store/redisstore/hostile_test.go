@@ -40,12 +40,12 @@ var goodNames = func() []host.Name {
 
 // hostileKeys are the queue's keys under base, as the package doc lists.
 type hostileKeys struct {
-	pending, legacy, leases, dead, seen, seq, noticed, spool string
+	pending, legacy, leases, dead, seen, seq, noticed, spool, probed string
 }
 
 func keysOf(base string) hostileKeys {
 	return hostileKeys{base, base + ":processing", base + ":leases", base + ":dead", base + ":seen",
-		base + ":lease-seq", base + ":processing-noticed", base + ":spool"}
+		base + ":lease-seq", base + ":processing-noticed", base + ":spool", base + ":probed"}
 }
 
 // mustHostileStore opens a store on a fresh base with a hand clock and
@@ -226,6 +226,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 		{"NoticedString", func(k hostileKeys) string { return k.noticed }, setString, "hash"},
 		{"LeaseSeqList", func(k hostileKeys) string { return k.seq }, setList, "string"},
 		{"LeaseSeqGarbage", func(k hostileKeys) string { return k.seq }, setString, "integer"},
+		{"ProbedString", func(k hostileKeys) string { return k.probed }, setString, "hash"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,7 +298,13 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 				held = append(held, ls...)
 				return err
 			})
-			acked := do("Ack", func() error { return storetest.Ack(cctx, s, held[0]) })
+			acked := do("Ack", func() error {
+				ok, err := s.AckAll(cctx, held[:1], []queue.Probe{{Host: held[0].Item.Host, At: 1, Outcome: "ok"}})
+				if err == nil && !ok[0] {
+					err = queue.ErrLeaseLost
+				}
+				return err
+			})
 			failed := do("Fail", func() error { return s.Fail(cctx, held[1], "boom", 3) })
 			do("Reclaim", func() error { _, err := s.Reclaim(cctx, time.Minute, 3); return err })
 			released := do("Release", func() error { _, err := s.Release(cctx, held[2:]); return err })
@@ -372,7 +379,7 @@ func dumpKeys(t *testing.T, c redis.UniversalClient, k hostileKeys, skip string)
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
-	for _, key := range []string{k.pending, k.legacy, k.leases, k.dead, k.seen, k.seq, k.noticed} {
+	for _, key := range []string{k.pending, k.legacy, k.leases, k.dead, k.seen, k.seq, k.noticed, k.probed} {
 		if key == skip {
 			continue
 		}

@@ -15,12 +15,14 @@ import (
 // maxBatch bounds the items one script call leases or acks.
 const maxBatch = 1000
 
-// op is one caller's part of a batched call of leaseack.lua: the acks of
-// the leases whose members are acks, or else a lease of n items for ttlMs.
+// op is one caller's part of a batched call of leaseack.lua: the probes
+// to keep, as (host, probe) pairs, and the acks of the leases whose members
+// are acks; or else (n > 0) a lease of n items for ttlMs.
 type op struct {
-	acks  []string
-	n     int
-	ttlMs int64
+	probes []string
+	acks   []string
+	n      int
+	ttlMs  int64
 }
 
 // opRes is what a caller gets back from a batched call: whether each ack's
@@ -81,7 +83,7 @@ var leaseAckScript = redis.NewScript(preludeLua + leaseAckLua)
 // own result.
 func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
 	p := planHot(ops)
-	keys := []string{s.k.pending, s.k.leases, s.k.leaseSeq, s.replies}
+	keys := []string{s.k.pending, s.k.leases, s.k.leaseSeq, s.replies, s.k.seen, s.k.probed}
 	v, err := s.run(ctx, "lease/ack", leaseAckScript, keys, p.args(s.hotSeq.Add(1), s.nowArg())...)
 	if err != nil {
 		return nil, err
@@ -116,16 +118,19 @@ type hotPlan struct {
 	acks   []int // indexes into ops of the callers that ack
 	leases []int // indexes into ops of the callers that lease
 	nack   int   // members acked in all: the script's A
+	nprobe int   // probes kept in all: the script's P
 }
 
-// planHot splits ops into ack and lease callers. Both lists keep the order
-// of ops, which is the order the script's reply follows.
+// planHot splits ops into ack and lease callers (a lease asks for at
+// least one item). Both lists keep the order of ops, which is the order the
+// script's reply follows.
 func planHot(ops []op) hotPlan {
 	p := hotPlan{ops: ops}
 	for i, o := range ops {
-		if o.acks != nil {
+		if o.n == 0 {
 			p.acks = append(p.acks, i)
 			p.nack += len(o.acks)
+			p.nprobe += len(o.probes) / 2
 		} else {
 			p.leases = append(p.leases, i)
 		}
@@ -134,17 +139,24 @@ func planHot(ops []op) hotPlan {
 }
 
 // args is the script's ARGV for p: the call token, now, A, the members to
-// ack caller by caller, then (count, ttl ms) pairs for the lease callers.
+// ack caller by caller, P, the (host, probe) pairs caller by caller, then
+// (count, ttl ms) pairs for the lease callers.
 // A lease caller with the same TTL as the one before it adds its count to
 // that pair: the script then makes one deadline per pair, not per caller.
 // Items still come back in callers' order, which is how handLeases hands
 // them out.
 func (p hotPlan) args(token int64, now string) []any {
-	args := make([]any, 0, 3+p.nack+2*len(p.leases))
+	args := make([]any, 0, 4+p.nack+2*p.nprobe+2*len(p.leases))
 	args = append(args, token, now, p.nack)
 	for _, i := range p.acks {
 		for _, m := range p.ops[i].acks {
 			args = append(args, m)
+		}
+	}
+	args = append(args, p.nprobe)
+	for _, i := range p.acks {
+		for _, v := range p.ops[i].probes {
+			args = append(args, v)
 		}
 	}
 	for k, i := range p.leases {

@@ -1,13 +1,21 @@
--- leaseack.lua: the workers' hot path in one call: ack the leases of some
+-- leaseack.lua: the workers' hot path in one call: keep the last probes of
 -- (prelude.lua is put before this script: it defines clock and counter_ok.)
--- callers, then lease up to N of the oldest pending items for others.
+-- the hosts some callers finished and ack their leases, then lease up to N
+-- of the oldest pending items for others.
 --
 -- KEYS[1] pending list   KEYS[2] leases zset   KEYS[3] lease ID counter
 -- KEYS[4] this store's replies hash (see below)
+-- KEYS[5] seen set       KEYS[6] probed hash
 -- ARGV[1] call token, an integer rising with every call of this store
 -- ARGV[2] now, Unix ms, or "" to use the server's clock
 -- ARGV[3] A, how many leases to ack; ARGV[4] .. ARGV[3+A] their members
--- ARGV[4+A], ARGV[5+A], ...  pairs of (count, ttl ms), one pair per lease caller
+-- ARGV[4+A] P, how many probes to keep; then P pairs (host, "<unix s> <outcome>")
+-- ARGV[5+A+2P], ...  pairs of (count, ttl ms), one pair per lease caller
+--
+-- Each probe replaces its host's last one in the probed hash, and the host
+-- joins the seen set (an item pushed by hand is seen once probed). Probes
+-- are kept before any ack, whether or not the lease turns out held: a host
+-- whose lease was lost is probed again and its record rewritten.
 --
 -- A lease is one member of the leases zset, "<lease ID> <item bytes>", its
 -- score the deadline (Unix ms). Lease IDs are "<seq>-<lease start ms>", seq
@@ -37,7 +45,8 @@ if prev then
   for d in string.gmatch(acks, '%d') do
     out[#out + 1] = tonumber(d)
   end
-  local first = 4 + tonumber(ARGV[3])
+  local nack = tonumber(ARGV[3])
+  local first = 5 + nack + 2 * tonumber(ARGV[4 + nack])
   local arg, left, deadline = first - 2, 0, 0
   local found = {} -- deadline -> lease ID -> item bytes
   for i = 1, count do
@@ -68,21 +77,37 @@ local now = clock(ARGV[2])
 local out = {now}
 local acks = {}
 local nack = tonumber(ARGV[3])
-local first = 4 + nack
+local nprobe = tonumber(ARGV[4 + nack])
+local first = 5 + nack + 2 * nprobe
 local total = 0
 for i = first, #ARGV, 2 do
   total = total + tonumber(ARGV[i])
 end
+-- Fail before the first write if a key another program wrote would make
+-- a later call fail: Redis does not undo a script's writes, and items
+-- popped but not recorded as leased would be lost. (A wrong type fails
+-- these reads; the caller names the key.)
 if total > 0 then
-  -- Fail before the first write if a key another program wrote would make
-  -- a later call fail: Redis does not undo a script's writes, and items
-  -- popped but not recorded as leased would be lost. (A wrong type fails
-  -- these reads; the caller names the key.)
   redis.call('LLEN', KEYS[1])
-  redis.call('ZCARD', KEYS[2])
   if not counter_ok(KEYS[3]) then
     return redis.error_reply(not_integer)
   end
+end
+if total > 0 or nack > 0 then
+  redis.call('ZCARD', KEYS[2])
+end
+if nprobe > 0 then
+  redis.call('SCARD', KEYS[5])
+  redis.call('HLEN', KEYS[6])
+  local hosts, pairs = {}, {}
+  for i = 1, nprobe do
+    local h = ARGV[3 + nack + 2 * i]
+    hosts[i] = h
+    pairs[2 * i - 1] = h
+    pairs[2 * i] = ARGV[4 + nack + 2 * i]
+  end
+  redis.call('SADD', KEYS[5], unpack(hosts))
+  redis.call('HSET', KEYS[6], unpack(pairs))
 end
 if nack > 0 then
   -- One ZREM per lease tells which were held; ZMSCORE first would format

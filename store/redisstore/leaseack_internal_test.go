@@ -13,7 +13,9 @@ import (
 // TestLeaseAck_MixedAcks: one call acking held leases, a lease not held and
 // the same lease twice answers each ack on its own, removes exactly the held
 // leases and leaves the others' leases with their deadlines (a script that
-// removed them in bulk would know only how many were held, not which).
+// removed them in bulk would know only how many were held, not which); the
+// probes sent with the acks are kept, the lost lease's too, and their
+// hosts are seen.
 func TestLeaseAck_MixedAcks(t *testing.T) {
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
@@ -24,10 +26,16 @@ func TestLeaseAck_MixedAcks(t *testing.T) {
 		redis.Z{Score: 7000, Member: a}, redis.Z{Score: 7000, Member: b}, redis.Z{Score: 9000, Member: other}).Err(); err != nil {
 		t.Fatal(err)
 	}
+	probes := []any{"a.com", "1 ok", "gone.com", "1 timeout"}
 	ack := func(token int, members ...any) []any {
 		t.Helper()
 		args := append([]any{token, "1000", len(members)}, members...)
-		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, k.pending + ":replies:test"}, args...).Slice()
+		if token == 1 {
+			args = append(append(args, len(probes)/2), probes...)
+		} else {
+			args = append(args, 0)
+		}
+		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, k.pending + ":replies:test", k.seen, k.probed}, args...).Slice()
 		if err != nil {
 			t.Fatalf("leaseack error: %v", err)
 		}
@@ -44,6 +52,12 @@ func TestLeaseAck_MixedAcks(t *testing.T) {
 	}
 	if diff := cmp.Diff([]redis.Z{{Score: 9000, Member: other}}, left); diff != "" {
 		t.Errorf("leases after the acks (-want +got):\n%s", diff)
+	}
+	if got := c.HGetAll(ctx, k.probed).Val(); !cmp.Equal(got, map[string]string{"a.com": "1 ok", "gone.com": "1 timeout"}) {
+		t.Errorf("probed hash after the acks = %v, want a.com and gone.com's probes", got)
+	}
+	if got := c.SMembers(ctx, k.seen).Val(); len(got) != 2 {
+		t.Errorf("seen set after the acks = %v, want a.com and gone.com", got)
 	}
 
 	// All held: answered from the count.

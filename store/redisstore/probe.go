@@ -12,38 +12,12 @@ import (
 	"github.com/spyder-crawler/spyder/queue"
 )
 
-// probeChunk is how many hosts one Probed or Queued script call takes, and
+// probeChunk is how many hosts one Queued script call takes, and
 // requeueScan the HSCAN COUNT of one Requeue step.
 const (
 	probeChunk  = 1000
 	requeueScan = 1000
 )
-
-//go:embed probed.lua
-var probedLua string
-
-var probedScript = redis.NewScript(probedLua)
-
-// Probed implements [queue.Worker.Probed]: one script call per chunk.
-func (s *Store) Probed(ctx context.Context, ps []queue.Probe) error {
-	for _, p := range ps {
-		if err := queue.CheckOutcome(p.Outcome); err != nil {
-			return fmt.Errorf("probed %s: %w", p.Host, err)
-		}
-	}
-	for len(ps) > 0 {
-		chunk := ps[:min(len(ps), probeChunk)]
-		ps = ps[len(chunk):]
-		args := make([]any, 0, 2*len(chunk))
-		for _, p := range chunk {
-			args = append(args, string(p.Host), p.Encode())
-		}
-		if _, err := s.run(ctx, "probed", probedScript, []string{s.k.seen, s.k.probed}, args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 //go:embed queued.lua
 var queuedLua string

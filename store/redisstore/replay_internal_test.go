@@ -25,15 +25,15 @@ func TestScripts_RetryIsAnsweredNotRerun(t *testing.T) {
 	}
 	hot := func(token int, args ...any) []any {
 		t.Helper()
-		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, replies},
+		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, replies, k.seen, k.probed},
 			append([]any{token, "1000"}, args...)...).Slice()
 		if err != nil {
 			t.Fatalf("leaseack error: %v", err)
 		}
 		return v
 	}
-	first := hot(1, 0, 2, 60000, 1, 60000) // two callers: 2 items and 1
-	again := hot(1, 0, 2, 60000, 1, 60000)
+	first := hot(1, 0, 0, 2, 60000, 1, 60000) // two callers: 2 items and 1
+	again := hot(1, 0, 0, 2, 60000, 1, 60000)
 	if diff := cmp.Diff(first, again); diff != "" {
 		t.Errorf("leaseack retried (-first +retry):\n%s", diff)
 	}
@@ -44,14 +44,14 @@ func TestScripts_RetryIsAnsweredNotRerun(t *testing.T) {
 		t.Errorf("ZCARD leases = %d after a retried lease, want 3", n)
 	}
 	m := first[1].(string)
-	ack := hot(2, 1, m)
+	ack := hot(2, 1, m, 1, "a.com", "1 ok")
 	if diff := cmp.Diff([]any{int64(1000), int64(1)}, ack); diff != "" {
 		t.Errorf("ack (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(ack, hot(2, 1, m)); diff != "" {
+	if diff := cmp.Diff(ack, hot(2, 1, m, 1, "a.com", "1 ok")); diff != "" {
 		t.Errorf("ack retried (-first +retry):\n%s", diff)
 	}
-	if diff := cmp.Diff([]any{int64(1000), int64(0)}, hot(3, 1, m)); diff != "" {
+	if diff := cmp.Diff([]any{int64(1000), int64(0)}, hot(3, 1, m, 0)); diff != "" {
 		t.Errorf("second ack, new token (-want +got):\n%s", diff)
 	}
 

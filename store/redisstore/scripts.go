@@ -18,5 +18,5 @@ var preludeLua string
 var allScripts = []*redis.Script{
 	seedScript, leaseAckScript, extendScript, finishScript, releaseScript,
 	reclaimScript, statsScript, retryDeadScript, purgeDeadScript, snapshotScript, loadScript,
-	heartbeatScript, probeListScript, probedScript, queuedScript, requeueScript,
+	heartbeatScript, probeListScript, queuedScript, requeueScript,
 }

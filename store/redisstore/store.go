@@ -99,7 +99,7 @@ func Open(ctx context.Context, c redis.UniversalClient, o Options) (*Store, erro
 	}
 	s := &Store{c: c, base: base, k: newKeys(base), now: o.Now,
 		replies: base + ":replies:" + hex.EncodeToString(inst[:])}
-	s.hot = newBatcher(batchLoops, maxBatch, func(o op) int { return max(o.n, len(o.acks), 1) }, s.hotBatch)
+	s.hot = newBatcher(batchLoops, maxBatch, func(o op) int { return max(o.n, len(o.acks), len(o.probes)/2, 1) }, s.hotBatch)
 	return s, nil
 }
 

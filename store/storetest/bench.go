@@ -110,7 +110,7 @@ func benchAck(ctx context.Context, q queue.Queue, ls []queue.Lease) (int, error)
 		}
 		return 1, nil
 	}
-	ok, err := q.AckAll(ctx, ls)
+	ok, err := q.AckAll(ctx, ls, nil)
 	if err != nil {
 		return 0, fmt.Errorf("AckAll() error: %w", err)
 	}

@@ -47,8 +47,8 @@ func testAckTwice(t *testing.T, q queue.Queue) {
 // holder's lease is left alone.
 func testAckAll(t *testing.T, q queue.Queue) {
 	ctx := context.Background()
-	if ok, err := q.AckAll(ctx, nil); err != nil || len(ok) != 0 {
-		t.Errorf("AckAll(nil) = %v, %v; want [], nil", ok, err)
+	if ok, err := q.AckAll(ctx, nil, nil); err != nil || len(ok) != 0 {
+		t.Errorf("AckAll(nil, nil) = %v, %v; want [], nil", ok, err)
 	}
 	mustSeed(t, q, "a.com", "b.com", "c.com")
 	stale := mustLeaseOne(t, q, 10*time.Millisecond)
@@ -65,7 +65,7 @@ func testAckAll(t *testing.T, q queue.Queue) {
 	}
 	b, c, cur := byHost["b.com"], byHost["c.com"], byHost["a.com"]
 	mustAck(t, q, b)
-	ok, err := q.AckAll(ctx, []queue.Lease{c, b, stale, c})
+	ok, err := q.AckAll(ctx, []queue.Lease{c, b, stale, c}, nil)
 	if err != nil {
 		t.Fatalf("AckAll() error: %v", err)
 	}
@@ -73,7 +73,7 @@ func testAckAll(t *testing.T, q queue.Queue) {
 		t.Errorf("AckAll(c, acked b, stale a, c again) = %v, want %v", ok, want)
 	}
 	wantCounts(t, q, 0, 1, 0, 3)
-	if ok, err := q.AckAll(ctx, []queue.Lease{cur}); err != nil || !cmp.Equal(ok, []bool{true}) {
+	if ok, err := q.AckAll(ctx, []queue.Lease{cur}, nil); err != nil || !cmp.Equal(ok, []bool{true}) {
 		t.Errorf("AckAll(current a.com) = %v, %v; want [true], nil (its lease untouched)", ok, err)
 	}
 	wantCounts(t, q, 0, 0, 0, 3)
@@ -330,7 +330,7 @@ func testClosed(t *testing.T, q queue.Queue) {
 		"Seed":  func() error { _, err := q.Seed(ctx, []host.Name{"c.com"}); return err },
 		"Lease": func() error { _, err := q.Lease(ctx, 1, long, time.Second); return err },
 		"AckAll": func() error {
-			_, err := q.AckAll(ctx, []queue.Lease{l})
+			_, err := q.AckAll(ctx, []queue.Lease{l}, nil)
 			return err
 		},
 		"Extend": func() error {

@@ -3,17 +3,19 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
 )
 
-// probeAll leases every pending host, records outcome[host] as its last
-// probe at time at, and acks it, as the run loop does.
+// probeAll leases every pending host and acks it with outcome[host] as
+// its last probe at time at, in one AckAll call, as the run loop does.
 func probeAll(tb testing.TB, q queue.Queue, at time.Time, outcome map[string]string) {
 	tb.Helper()
 	ls := mustLease(tb, q, 100, long)
@@ -21,11 +23,12 @@ func probeAll(tb testing.TB, q queue.Queue, at time.Time, outcome map[string]str
 	for i, l := range ls {
 		ps[i] = queue.Probe{Host: l.Item.Host, At: at.Unix(), Outcome: outcome[string(l.Item.Host)]}
 	}
-	if err := q.Probed(context.Background(), ps); err != nil {
-		tb.Fatalf("Probed() error: %v", err)
+	ok, err := q.AckAll(context.Background(), ls, ps)
+	if err != nil {
+		tb.Fatalf("AckAll() error: %v", err)
 	}
-	for _, l := range ls {
-		mustAck(tb, q, l)
+	if i := slices.Index(ok, false); i >= 0 {
+		tb.Fatalf("AckAll() reported the lease of %s lost", ls[i].Item.Host)
 	}
 }
 
@@ -134,16 +137,43 @@ func testRequeueConcurrentMovesOnce(t *testing.T, q queue.Queue) {
 	wantCounts(t, q, int64(len(hosts)), 0, 0, int64(len(hosts)))
 }
 
-// testProbedRefusesBadOutcome: an outcome that is not one word is refused
-// and nothing of the call is kept.
-func testProbedRefusesBadOutcome(t *testing.T, q queue.Queue) {
+// testAckAllRefusesBadOutcome: an outcome that is not one word is refused
+// and nothing of the call is applied: no probe kept, no lease removed.
+func testAckAllRefusesBadOutcome(t *testing.T, q queue.Queue) {
 	mustSeed(t, q, "a.com", "b.com")
+	ls := mustLease(t, q, 2, long)
 	ps := []queue.Probe{{Host: "a.com", At: 1, Outcome: "ok"}, {Host: "b.com", At: 1, Outcome: "two words"}}
-	if err := q.Probed(context.Background(), ps); err == nil {
-		t.Fatal("Probed with outcome \"two words\" = nil error, want one")
+	if ok, err := q.AckAll(context.Background(), ls, ps); err == nil {
+		t.Fatalf("AckAll with outcome \"two words\" = %v, nil error; want an error", ok)
 	}
 	if got, want := mustQueued(t, q, "a.com", "b.com"), []bool{true, true}; !slices.Equal(got, want) {
-		t.Errorf("Queued(a, b) after a refused Probed = %v, want %v", got, want)
+		t.Errorf("Queued(a, b) after a refused AckAll = %v, want %v", got, want)
+	}
+	wantCounts(t, q, 0, 2, 0, 2)
+}
+
+// testAckAllKeepsProbeOfLostLease: a probe is kept even when the lease
+// acked with it turns out lost (the host is probed again and its record
+// rewritten), and probes alone, with no lease, are kept too; a host
+// never seeded is seen once probed.
+func testAckAllKeepsProbeOfLostLease(t *testing.T, q queue.Queue) {
+	ctx := context.Background()
+	mustSeed(t, q, "a.com")
+	l := mustLeaseOne(t, q, long)
+	mustAck(t, q, l)
+	ok, err := q.AckAll(ctx, []queue.Lease{l}, []queue.Probe{{Host: "a.com", At: 1, Outcome: "timeout"}})
+	if err != nil || !slices.Equal(ok, []bool{false}) {
+		t.Fatalf("AckAll(acked lease) = %v, %v; want [false], nil", ok, err)
+	}
+	if ok, err := q.AckAll(ctx, nil, []queue.Probe{{Host: "new.com", At: 1, Outcome: "ok"}}); err != nil || len(ok) != 0 {
+		t.Fatalf("AckAll(no leases, a probe) = %v, %v; want [], nil", ok, err)
+	}
+	wantCounts(t, q, 0, 0, 0, 2)
+	if got, want := mustQueued(t, q, "a.com", "new.com"), []bool{false, false}; !slices.Equal(got, want) {
+		t.Errorf("Queued(a, new) = %v, want %v", got, want)
+	}
+	if n := mustRequeue(t, q, queue.Selector{Outcomes: []string{"timeout"}}); n != 1 {
+		t.Errorf("Requeue(timeout) = %d, want 1: a.com's probe kept with its lost lease", n)
 	}
 }
 
@@ -170,5 +200,28 @@ func testExportImportKeepsProbes(t *testing.T, q, q2 queue.Queue) {
 	}
 	if n := mustRequeue(t, q2, queue.Selector{Outcomes: []string{"timeout"}}); n != 1 {
 		t.Errorf("Requeue(timeout) after Import = %d, want 1", n)
+	}
+}
+
+// testAckAllManyProbes: an AckAll with more probes than one round trip or
+// transaction of the backend takes keeps every probe and acks its lease.
+func testAckAllManyProbes(t *testing.T, q queue.Queue) {
+	hosts := make([]string, 2500)
+	ps := make([]queue.Probe, len(hosts))
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("h%d.example.com", i)
+		ps[i] = queue.Probe{Host: host.Name(hosts[i]), At: 1, Outcome: "ok"}
+	}
+	mustSeed(t, q, "leased.com")
+	l := mustLeaseOne(t, q, long)
+	mustSeed(t, q, hosts...)
+	ok, err := q.AckAll(context.Background(), []queue.Lease{l}, ps)
+	if err != nil || !slices.Equal(ok, []bool{true}) {
+		t.Fatalf("AckAll(leased.com, 2,500 probes) = %v, %v; want [true], nil", ok, err)
+	}
+	for i, queued := range mustQueued(t, q, hosts...) {
+		if queued {
+			t.Fatalf("Queued(%s) = true after AckAll kept its probe", hosts[i])
+		}
 	}
 }

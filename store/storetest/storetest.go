@@ -106,7 +106,9 @@ func runQueue(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{"RequeueByOutcome", testRequeueByOutcome},
 		{"RequeueByAge", testRequeueByAge},
 		{"RequeueConcurrentMovesEachHostOnce", testRequeueConcurrentMovesOnce},
-		{"ProbedRefusesBadOutcome", testProbedRefusesBadOutcome},
+		{"AckAllRefusesBadOutcome", testAckAllRefusesBadOutcome},
+		{"AckAllKeepsProbeOfLostLease", testAckAllKeepsProbeOfLostLease},
+		{"AckAllManyProbes", testAckAllManyProbes},
 		{"ExportImportKeepsLastProbes", twoQueues(newQueue, testExportImportKeepsProbes)},
 		// Unknown fields
 		{"UnknownFieldsSurviveEveryPath", testUnknownFields},
@@ -167,7 +169,7 @@ func names(tb testing.TB, in ...string) []host.Name {
 // queue.ErrLeaseLost: the one-lease ack tests want, which the queue's
 // contract does not carry.
 func Ack(ctx context.Context, q queue.Worker, l queue.Lease) error {
-	ok, err := q.AckAll(ctx, []queue.Lease{l})
+	ok, err := q.AckAll(ctx, []queue.Lease{l}, nil)
 	if err != nil {
 		return err
 	}
