@@ -164,10 +164,14 @@ func (s *Store) commit(ops []*op) {
 		applyErr = addCounts(tx, s.batchD)
 		return applyErr
 	})
+	if e := s.fault.explain(s.path, err); e != err {
+		err, applyErr = e, nil // the file, not an op: the store stops
+	}
 	switch {
 	case err != nil && applyErr == nil:
 		// An answered op's caller has its result already; the store
 		// stopping is what makes later calls on it fail.
+		s.fault.first.CompareAndSwap(nil, &writeError{path: s.path, err: err})
 		e := s.stop(err)
 		for _, o := range ops {
 			if !o.answered {

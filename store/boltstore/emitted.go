@@ -18,7 +18,8 @@ var bucketEmitted = []byte("emitted")
 // beside the queue so that a resumed run does not repeat what it emitted.
 // It is safe for concurrent use.
 type Emitted struct {
-	db *bbolt.DB
+	db    *bbolt.DB
+	fault *mapFault
 }
 
 var _ store.Emitted = (*Emitted)(nil)
@@ -26,7 +27,7 @@ var _ store.Emitted = (*Emitted)(nil)
 // Emitted returns the seen set kept in the store's file, creating its
 // bucket if needed. It implements [store.Backend].
 func (s *Store) Emitted() (store.Emitted, error) {
-	e, err := newEmitted(s.db)
+	e, err := newEmitted(s.db, s.fault)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +35,7 @@ func (s *Store) Emitted() (store.Emitted, error) {
 }
 
 // newEmitted returns the seen set kept in db, creating its bucket if needed.
-func newEmitted(db *bbolt.DB) (*Emitted, error) {
+func newEmitted(db *bbolt.DB, f *mapFault) (*Emitted, error) {
 	err := ensureBucket(db, bucketEmitted, "emitted", func(b *bbolt.Bucket) error {
 		// Mark would fail for every batch of a run whose name holds a value
 		// instead of a bucket, and every host would go to dead for it.
@@ -48,7 +49,7 @@ func newEmitted(db *bbolt.DB) (*Emitted, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Emitted{db: db}, nil
+	return &Emitted{db: db, fault: f}, nil
 }
 
 // Seen implements [store.Emitted].
@@ -83,7 +84,7 @@ func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := update(e.db, func(tx *bbolt.Tx) error {
+	err := update(e.db, e.fault, func(tx *bbolt.Tx) error {
 		b, err := tx.Bucket(bucketEmitted).CreateBucketIfNotExists([]byte(run))
 		if err != nil {
 			return err

@@ -20,13 +20,14 @@ var bucketSpool = []byte("spool")
 // survives a crash and is replayed by the next run. It is safe for
 // concurrent use.
 type Spool struct {
-	db *bbolt.DB
+	db    *bbolt.DB
+	fault *mapFault
 }
 
 // Spool returns the spool kept in the store's file, creating its bucket if
 // needed. It implements [store.Backend].
 func (s *Store) Spool() (store.Spool, error) {
-	sp, err := newSpool(s.db)
+	sp, err := newSpool(s.db, s.fault)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +35,7 @@ func (s *Store) Spool() (store.Spool, error) {
 }
 
 // newSpool returns the spool kept in db, creating its bucket if needed.
-func newSpool(db *bbolt.DB) (*Spool, error) {
+func newSpool(db *bbolt.DB, f *mapFault) (*Spool, error) {
 	err := ensureBucket(db, bucketSpool, "spool", func(b *bbolt.Bucket) error {
 		// Peek would hand out a nested bucket as an empty batch that
 		// Remove cannot delete, blocking the spool for good.
@@ -46,7 +47,7 @@ func newSpool(db *bbolt.DB) (*Spool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Spool{db: db}, nil
+	return &Spool{db: db, fault: f}, nil
 }
 
 // Put appends data to the spool. It is durable when Put returns (unless the
@@ -55,7 +56,7 @@ func (s *Spool) Put(ctx context.Context, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := update(s.db, func(tx *bbolt.Tx) error {
+	err := update(s.db, s.fault, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketSpool)
 		seq, err := b.NextSequence()
 		if err != nil {
@@ -98,7 +99,7 @@ func (s *Spool) Remove(ctx context.Context, id string) error {
 	if err != nil || len(k) == 0 {
 		return fmt.Errorf("spool remove: bad id %q", id)
 	}
-	err = update(s.db, func(tx *bbolt.Tx) error {
+	err = update(s.db, s.fault, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketSpool).Delete(k)
 	})
 	if err != nil {

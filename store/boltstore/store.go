@@ -58,6 +58,7 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
@@ -123,6 +124,9 @@ type Store struct {
 	// stopped is the error of the first commit the file did not take;
 	// once set, every call returns it (see Open).
 	stopped atomic.Pointer[writeError]
+	// fault is the first failure to grow the file's memory map, shared
+	// with the spool and the seen set, which write the same file.
+	fault *mapFault
 
 	mu    sync.Mutex
 	avail chan struct{} // closed and replaced when pending grows
@@ -161,6 +165,7 @@ func Open(path string, o Options) (*Store, error) {
 	s := &Store{
 		db:      db,
 		path:    path,
+		fault:   &mapFault{},
 		now:     o.Now,
 		t0:      o.Now(),
 		elapsed: o.elapsed,
@@ -222,14 +227,14 @@ func (s *Store) view(ctx context.Context, fn func(*bbolt.Tx) error) error {
 		return err
 	}
 	s.settled()
-	return translate(s.db.View(fn))
+	return translate(s.fault.explain(s.path, s.db.View(fn)))
 }
 
 func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	err := update(s.db, fn)
+	err := update(s.db, s.fault, fn)
 	if errors.Is(err, store.ErrWritesRefused) {
 		return s.stop(err)
 	}
@@ -300,14 +305,19 @@ func ensureBucket(db *bbolt.DB, name []byte, what string, check func(*bbolt.Buck
 
 // update runs fn in a read-write transaction of db. An error of the commit
 // itself, not of fn, comes back as a *writeError.
-func update(db *bbolt.DB, fn func(*bbolt.Tx) error) error {
+func update(db *bbolt.DB, f *mapFault, fn func(*bbolt.Tx) error) error {
 	var applyErr error
 	err := db.Update(func(tx *bbolt.Tx) error {
 		applyErr = fn(tx)
 		return applyErr
 	})
+	if e := f.explain(db.Path(), err); e != err {
+		return e
+	}
 	if err != nil && applyErr == nil && !errors.Is(err, bbolt.ErrDatabaseNotOpen) {
-		return &writeError{path: db.Path(), err: err}
+		we := &writeError{path: db.Path(), err: err}
+		f.first.CompareAndSwap(nil, we)
+		return we
 	}
 	return err
 }
@@ -321,6 +331,29 @@ func (s *Store) stop(err error) error {
 	}
 	s.stopped.CompareAndSwap(nil, &writeError{path: s.path, err: err, stopped: true})
 	return s.stopped.Load()
+}
+
+// mapFault keeps the first write a file did not take: a commit that failed,
+// or bbolt failing to grow its memory map (the disk full or the file system
+// read-only while the file grows). bbolt can leave the file unmapped after
+// either, and every later call then fails with "database isn't correctly
+// mapped", which hides the cause; the store, its spool and its seen set
+// report the first failure instead.
+type mapFault struct{ first atomic.Pointer[writeError] }
+
+// explain returns err as the write error it is when it is a failure to map
+// the file or the aftermath of one, and err unchanged otherwise.
+func (f *mapFault) explain(path string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(err.Error(), "mmap allocate error"):
+		f.first.CompareAndSwap(nil, &writeError{path: path, err: err})
+		return f.first.Load()
+	case errors.Is(err, berrors.ErrInvalidMapping) && f.first.Load() != nil:
+		return f.first.Load()
+	}
+	return err
 }
 
 // translate maps bbolt's errors to the queue's sentinels.
