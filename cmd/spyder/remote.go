@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/spyder-crawler/spyder/control"
+	"github.com/spyder-crawler/spyder/dashboard"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
@@ -17,10 +18,7 @@ import (
 // store.Backend, or a running standalone crawl reached over its control
 // socket.
 type inspector interface {
-	Stats(ctx context.Context) (queue.Stats, error)
-	Dead(ctx context.Context, limit int) ([]queue.DeadItem, error)
-	RetryDead(ctx context.Context, limit int) (int, error)
-	Probes(ctx context.Context) ([]store.ProbeBeat, error)
+	dashboard.Queue
 	Name() string
 }
 
