@@ -221,6 +221,20 @@ func worldArgs(tb testing.TB, w *crawltest.World) []string {
 	return []string{"--resolver", w.Resolver, "--dial-proxy", startProxy(tb, w), "--host-timeout", "20s", "--log-level", "debug"}
 }
 
+// onBothBackends runs test as parallel subtests "bbolt" and "redis", each
+// given the flags of its backend: a fresh bbolt file, or a fresh queue in
+// the test Redis with --exit-when-empty.
+func onBothBackends(t *testing.T, test func(t *testing.T, backend []string)) {
+	t.Run("bbolt", func(t *testing.T) {
+		t.Parallel()
+		test(t, []string{"--db", filepath.Join(t.TempDir(), "spyder.db")})
+	})
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		test(t, []string{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t), "--exit-when-empty"})
+	})
+}
+
 // mustDomains writes hosts to a file, one per line.
 func mustDomains(tb testing.TB, hosts []string) string {
 	tb.Helper()

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/queue"
-	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestE2E_CrawlOverTime crawls a world, then on the same queue: a second
@@ -20,14 +19,7 @@ import (
 // run's output holds every node and edge once. On both backends.
 func TestE2E_CrawlOverTime(t *testing.T) {
 	t.Parallel()
-	t.Run("bbolt", func(t *testing.T) {
-		t.Parallel()
-		testCrawlOverTime(t, []string{"--db", filepath.Join(t.TempDir(), "spyder.db")})
-	})
-	t.Run("redis", func(t *testing.T) {
-		t.Parallel()
-		testCrawlOverTime(t, []string{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t), "--exit-when-empty"})
-	})
+	onBothBackends(t, testCrawlOverTime)
 }
 
 func testCrawlOverTime(t *testing.T, backend []string) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
-	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // TestE2E_DeadResolverStopsTheRun points a crawl at a resolver that never
@@ -18,14 +17,7 @@ import (
 // crawls them all. On both backends.
 func TestE2E_DeadResolverStopsTheRun(t *testing.T) {
 	t.Parallel()
-	t.Run("bbolt", func(t *testing.T) {
-		t.Parallel()
-		testDeadResolver(t, []string{"--db", filepath.Join(t.TempDir(), "spyder.db")})
-	})
-	t.Run("redis", func(t *testing.T) {
-		t.Parallel()
-		testDeadResolver(t, []string{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t), "--exit-when-empty"})
-	})
+	onBothBackends(t, testDeadResolver)
 }
 
 func testDeadResolver(t *testing.T, backend []string) {
