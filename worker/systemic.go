@@ -44,6 +44,7 @@ type guard struct {
 	checking bool
 	halted   bool
 	known    host.Name // the last host whose DNS lookup was answered
+	sawOK    bool      // a probe succeeded while a check ran
 }
 
 // round is the decision on the probes held together: done is closed once
@@ -74,7 +75,7 @@ func answered(r *crawl.Result) bool {
 func suspect(r *crawl.Result) string {
 	for _, s := range r.Outcome.Steps {
 		switch {
-		case s.Step == crawl.StepDNS && (s.Status == "timeout" || s.Status == "error" || s.Status == "servfail"):
+		case s.Step == crawl.StepDNS && (s.Status == crawl.StatusTimeout || s.Status == crawl.StatusError || s.Status == "servfail"):
 			return "dns " + s.Status
 		case s.Status == crawl.StatusConnectError:
 			return s.Step + " " + s.Status
@@ -89,8 +90,11 @@ func (g *guard) ok(h host.Name) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.known = h
-	if g.held > 0 && !g.checking {
+	switch {
+	case g.held > 0 && !g.checking:
 		g.decideLocked(true)
+	case g.checking:
+		g.sawOK = true // the check under way is answered already
 	}
 }
 
@@ -129,7 +133,10 @@ func (g *guard) runCheck(ctx context.Context, known host.Name) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.checking = false
-	if err == nil && g.held >= holdLimit && g.onlyConnectErrorsLocked() {
+	if g.sawOK {
+		err = nil
+	}
+	if err == nil && !g.sawOK && g.held >= holdLimit && g.onlyConnectErrorsLocked() {
 		err = errors.New("the resolver answers, but not one connection could be made: outbound connections look blocked")
 	}
 	if err == nil {
@@ -162,6 +169,7 @@ func (g *guard) decideLocked(write bool) {
 	close(g.round.done)
 	g.round = &round{done: make(chan struct{})}
 	g.held = 0
+	g.sawOK = false
 	clear(g.signs)
 }
 

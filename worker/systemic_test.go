@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,7 +98,7 @@ func TestGuard_SuccessReleasesHeld(t *testing.T) {
 		func() int { return 10 }, func(error) { t.Error("halted") })
 	done := make(chan bool, 1)
 	go func() { done <- g.hold(t.Context(), "tls connect_error", "") }()
-	time.Sleep(20 * time.Millisecond) // let it be held
+	waitHeld(t, g, 1)
 	g.ok("a.com")
 	select {
 	case write := <-done:
@@ -110,6 +111,46 @@ func TestGuard_SuccessReleasesHeld(t *testing.T) {
 	if n := checks.Load(); n != 0 {
 		t.Errorf("%d checks ran, want 0", n)
 	}
+}
+
+// TestGuard_SuccessDuringCheckWins: a probe that succeeds while a check
+// runs proves the network works, so the held probes are written even if
+// the check then fails, and the run does not halt.
+func TestGuard_SuccessDuringCheckWins(t *testing.T) {
+	t.Parallel()
+	checking, release := make(chan struct{}), make(chan struct{})
+	g := newGuard(func(context.Context, host.Name) error {
+		close(checking)
+		<-release
+		return errors.New("resolver 192.0.2.53:53 does not answer")
+	}, func() int { return 1 }, func(err error) { t.Errorf("halted: %v", err) })
+	done := make(chan bool, 1)
+	go func() { done <- g.hold(t.Context(), "dns timeout", "") }()
+	<-checking
+	g.ok("a.com")
+	close(release)
+	select {
+	case write := <-done:
+		if !write {
+			t.Errorf("hold = false after a success during the check, want true")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hold did not return after the check")
+	}
+}
+
+// waitHeld waits until g holds n probes.
+func waitHeld(t *testing.T, g *guard, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		held := g.held
+		g.mu.Unlock()
+		if held == n {
+			return
+		}
+	}
+	t.Fatalf("the guard never held %d probes", n)
 }
 
 // TestGuard_HaltsWhenNoConnectionCanBeMade: holdLimit probes in a row that
@@ -164,7 +205,7 @@ func TestGuard_HaltsWhenNoConnectionCanBeMade(t *testing.T) {
 			if tc.halt != (err != nil) {
 				t.Fatalf("halted with %v, want a halt: %v", err, tc.halt)
 			}
-			if tc.halt && !strings.Contains(err.Error(), "connect_error: 64") {
+			if tc.halt && !strings.Contains(err.Error(), fmt.Sprintf("connect_error: %d", holdLimit)) {
 				t.Errorf("halt %q does not count the connect errors", err)
 			}
 		})
