@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -32,7 +33,7 @@ func decodeLine(n int, line []byte) decoded {
 		var se *jsontext.SyntacticError
 		switch {
 		case line[0] == '{' && errors.Is(err, io.ErrUnexpectedEOF):
-			d.kind, d.msg = Truncated, "truncated JSON ("+itoa(len(line))+" bytes)"
+			d.kind, d.msg = Truncated, "truncated JSON ("+strconv.Itoa(len(line))+" bytes)"
 		case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF):
 			d.kind, d.msg = NotJSON, "not JSON: "+err.Error()
 		default:
@@ -51,19 +52,6 @@ func decodeLine(n int, line []byte) decoded {
 	}
 	d.rec = &rec
 	return d
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
 }
 
 func classify(rec *record) format {

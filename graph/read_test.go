@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,7 +116,7 @@ func TestRead_EmptyFile(t *testing.T) {
 func TestRead_Gzip(t *testing.T) {
 	var lines []string
 	for i := range 2000 {
-		lines = append(lines, jsonLine(t, crawl.Edge{Type: crawl.UsesNS, Source: "h" + itoa(i) + ".com", Target: "ns.example.net"}))
+		lines = append(lines, jsonLine(t, crawl.Edge{Type: crawl.UsesNS, Source: "h" + strconv.Itoa(i) + ".com", Target: "ns.example.net"}))
 	}
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
