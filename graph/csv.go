@@ -26,7 +26,7 @@ func newCSV(w *bufio.Writer) *csvEdges {
 func (c *csvEdges) node(Node) error { return nil }
 
 func (c *csvEdges) edge(e *crawl.Edge) error {
-	return c.w.Write([]string{e.Source, TypeDomain, e.Target, TargetType(e.Type), e.Type,
+	return c.w.Write([]string{e.Source, SourceType(e.Type), e.Target, TargetType(e.Type), e.Type,
 		strconv.FormatInt(e.ObservedAt, 10), e.ProbeID, e.RunID})
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // Colours of the node types, in DOT and in the HTML view.
-var typeColors = map[string]string{TypeDomain: "#4e79a7", TypeIP: "#f28e2b", TypeCert: "#59a14f"}
+var typeColors = map[string]string{TypeDomain: "#4e79a7", TypeIP: "#f28e2b", TypeCert: "#59a14f", TypeAS: "#b07aa1"}
 
 // dot writes Graphviz DOT: a digraph whose nodes and edges carry the same
 // attributes as in GraphML, plus a fill colour per node type.

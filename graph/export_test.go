@@ -13,6 +13,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/graph/graphtest"
 )
 
@@ -270,5 +271,37 @@ func TestExportNeo4j(t *testing.T) {
 	var buf bytes.Buffer
 	if err := Export(&Reader{}, []string{batch}, "neo4j", &buf); err == nil {
 		t.Error("Export accepted neo4j, which writes a directory")
+	}
+}
+
+// An IN_AS edge (a crawl with --asn-db) starts at an IP and ends at an AS:
+// the CSV types its ends so, the Neo4j files put the AS in ases.csv and the
+// edge in rels_as.csv, and the IP is never mistaken for a domain.
+func TestExport_InAS(t *testing.T) {
+	b := crawl.Batch{BatchID: "b1",
+		NodesDomain: []crawl.DomainNode{{Host: "a.example", Apex: "a.example"}},
+		NodesIP:     []crawl.IPNode{{IP: "192.0.2.1", ASN: 64496, ASOrg: "TEST", Prefix: "192.0.2.0/24"}},
+		Edges: []crawl.Edge{{Type: crawl.ResolvesTo, Source: "a.example", Target: "192.0.2.1"},
+			{Type: crawl.InAS, Source: "192.0.2.1", Target: "AS64496"}}}
+	in := filepath.Join(t.TempDir(), "batch.jsonl")
+	if err := os.WriteFile(in, []byte(jsonLine(t, b)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows := readCSV(t, exportTo(t, "csv", in))
+	if got, want := strings.Join(rows[2][:5], " "), "192.0.2.1 ip AS64496 as IN_AS"; got != want {
+		t.Errorf("csv row %q, want %q", got, want)
+	}
+	dir := t.TempDir()
+	if _, err := ExportNeo4j(&Reader{}, []string{in}, dir, "neo4j"); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string][][]string{
+		"domains.csv": {{"a.example", "Domain", "a.example", "0", "0", ""}},
+		"ases.csv":    {{"AS64496", "AS"}},
+		"rels_as.csv": {{"192.0.2.1", "AS64496", crawl.InAS, "0", "", ""}},
+	} {
+		if d := gocmp.Diff(want, readCSV(t, filepath.Join(dir, file))[1:]); d != "" {
+			t.Errorf("%s (-want +got):\n%s", file, d)
+		}
 	}
 }

@@ -28,10 +28,15 @@ var Neo4jFiles = []struct {
 	{"rels_domain.csv", []string{":START_ID(Domain)", ":END_ID(Domain)", ":TYPE", "observed_at:long", "probe_id", "run_id"}},
 	{"rels_ip.csv", []string{":START_ID(Domain)", ":END_ID(IP)", ":TYPE", "observed_at:long", "probe_id", "run_id"}},
 	{"rels_cert.csv", []string{":START_ID(Domain)", ":END_ID(Certificate)", ":TYPE", "observed_at:long", "probe_id", "run_id"}},
+	{"ases.csv", []string{"as:ID(AS)", ":LABEL"}},
+	{"rels_as.csv", []string{":START_ID(IP)", ":END_ID(AS)", ":TYPE", "observed_at:long", "probe_id", "run_id"}},
 }
 
+// neo4jRels is the relationship file of each target node type.
+var neo4jRels = map[string]string{TypeDomain: "rels_domain.csv", TypeIP: "rels_ip.csv", TypeCert: "rels_cert.csv", TypeAS: "rels_as.csv"}
+
 // neo4jLabels are the node labels by node type.
-var neo4jLabels = map[string]string{TypeDomain: "Domain", TypeIP: "IP", TypeCert: "Certificate"}
+var neo4jLabels = map[string]string{TypeDomain: "Domain", TypeIP: "IP", TypeCert: "Certificate", TypeAS: "AS"}
 
 type neo4j struct {
 	noProbes
@@ -121,6 +126,8 @@ func (x *neo4j) node(n Node) error {
 			row = []string{n.ID, label, i64(ip.FirstSeen), i64(ip.LastSeen)}
 		}
 		return x.csvs["ips.csv"].Write(row)
+	case TypeAS:
+		return x.csvs["ases.csv"].Write([]string{n.ID, label})
 	default:
 		row := []string{n.ID, label, "", "", "", "", "", ""}
 		if c := n.Cert; c != nil {
@@ -132,6 +139,5 @@ func (x *neo4j) node(n Node) error {
 }
 
 func (x *neo4j) edge(e *crawl.Edge) error {
-	file := map[string]string{TypeDomain: "rels_domain.csv", TypeIP: "rels_ip.csv", TypeCert: "rels_cert.csv"}[TargetType(e.Type)]
-	return x.csvs[file].Write([]string{e.Source, e.Target, e.Type, strconv.FormatInt(e.ObservedAt, 10), e.ProbeID, e.RunID})
+	return x.csvs[neo4jRels[TargetType(e.Type)]].Write([]string{e.Source, e.Target, e.Type, strconv.FormatInt(e.ObservedAt, 10), e.ProbeID, e.RunID})
 }

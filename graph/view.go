@@ -147,7 +147,7 @@ func neighbourhood(r *Reader, names []string, opts ViewOptions) (map[string]int,
 			}
 		}
 		err := walk(r, names, &edgeFunc{fn: func(e *crawl.Edge) {
-			s, t := nodeKey(TypeDomain, e.Source), nodeKey(TargetType(e.Type), e.Target)
+			s, t := nodeKey(SourceType(e.Type), e.Source), nodeKey(TargetType(e.Type), e.Target)
 			reach(s, t)
 			reach(t, s)
 		}})
@@ -208,7 +208,7 @@ func (c *collector) node(n Node) error {
 }
 
 func (c *collector) edge(e *crawl.Edge) error {
-	_, s := c.levels[nodeKey(TypeDomain, e.Source)]
+	_, s := c.levels[nodeKey(SourceType(e.Type), e.Source)]
 	_, t := c.levels[nodeKey(TargetType(e.Type), e.Target)]
 	if s && t {
 		c.d.Links = append(c.d.Links, viewLink{Source: e.Source, Target: e.Target, Type: e.Type})

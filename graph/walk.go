@@ -12,6 +12,7 @@ const (
 	TypeDomain = "domain"
 	TypeIP     = "ip"
 	TypeCert   = "cert"
+	TypeAS     = "as" // an autonomous system, "AS<number>"
 )
 
 // Node is one node of the graph: its type, its ID (host, address or SPKI
@@ -25,14 +26,24 @@ type Node struct {
 	Cert   *crawl.CertNode
 }
 
-// TargetType is the type of the node an edge of type edgeType points at;
-// sources are always domains.
+// TargetType is the type of the node an edge of type edgeType points at.
 func TargetType(edgeType string) string {
 	switch edgeType {
 	case crawl.ResolvesTo:
 		return TypeIP
 	case crawl.UsesCert:
 		return TypeCert
+	case crawl.InAS:
+		return TypeAS
+	}
+	return TypeDomain
+}
+
+// SourceType is the type of the node an edge of type edgeType starts at:
+// an IP for IN_AS, a domain for every other type.
+func SourceType(edgeType string) string {
+	if edgeType == crawl.InAS {
+		return TypeIP
 	}
 	return TypeDomain
 }
@@ -150,7 +161,7 @@ func (w *walker) edge(e *crawl.Edge) error {
 	if e.Source == "" || e.Target == "" || !w.edges.add(keyHash(e.Type, e.Source, e.Target)) {
 		return nil
 	}
-	w.noteEnd(TypeDomain, e.Source)
+	w.noteEnd(SourceType(e.Type), e.Source)
 	w.noteEnd(TargetType(e.Type), e.Target)
 	return w.v.edge(e)
 }
