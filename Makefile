@@ -3,6 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 export SPYDER_REQUIRE_REDIS = 1
 export SPYDER_REQUIRE_BROWSER = 1
+export SPYDER_REQUIRE_TOOLS = 1
 
 .PHONY: all build man image image-test test deps vet fmt bench soak fuzz clean
 
