@@ -34,6 +34,17 @@ func ParseProbe(h host.Name, v string) (Probe, error) {
 	return Probe{Host: h, At: n, Outcome: outcome}, nil
 }
 
+// CheckProbes reports the first probe in ps whose outcome [CheckOutcome]
+// refuses, naming its host; AckAll applies nothing then.
+func CheckProbes(ps []Probe) error {
+	for _, p := range ps {
+		if err := CheckOutcome(p.Outcome); err != nil {
+			return fmt.Errorf("probed %s: %w", p.Host, err)
+		}
+	}
+	return nil
+}
+
 // CheckOutcome reports what is wrong with an outcome word: it must be
 // non-empty, at most 64 bytes, and hold no space or control character.
 func CheckOutcome(o string) error {

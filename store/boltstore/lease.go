@@ -103,7 +103,7 @@ func (s *Store) leaseApply(out *[]queue.Lease, n int, ttl time.Duration) func(*b
 // op of the group commit, so a batch costs one fsync and no host is acked
 // without its record.
 func (s *Store) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
-	if err := checkProbes(ps); err != nil {
+	if err := queue.CheckProbes(ps); err != nil {
 		return nil, err
 	}
 	if len(ls) == 0 && len(ps) == 0 {

@@ -19,17 +19,6 @@ import (
 // requeueChunk is how many done hosts one Requeue transaction moves.
 const requeueChunk = 10_000
 
-// checkProbes refuses ps when an outcome is not one [queue.CheckOutcome]
-// accepts, naming its host.
-func checkProbes(ps []queue.Probe) error {
-	for _, p := range ps {
-		if err := queue.CheckOutcome(p.Outcome); err != nil {
-			return fmt.Errorf("probed %s: %w", p.Host, err)
-		}
-	}
-	return nil
-}
-
 // probedIn keeps each of ps as its host's last probe in tx. A host not yet
 // seen (an item pushed by hand) is seen once probed.
 func probedIn(tx *bbolt.Tx, ps []queue.Probe) error {

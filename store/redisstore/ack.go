@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	_ "embed"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,10 +16,8 @@ import (
 // first and the leases only in the call with the last of them, so that no
 // host is acked before its record is kept.
 func (s *Store) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
-	for _, p := range ps {
-		if err := queue.CheckOutcome(p.Outcome); err != nil {
-			return nil, fmt.Errorf("probed %s: %w", p.Host, err)
-		}
+	if err := queue.CheckProbes(ps); err != nil {
+		return nil, err
 	}
 	if err := s.check(ctx); err != nil {
 		return nil, err
