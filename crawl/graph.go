@@ -95,6 +95,21 @@ type StepOutcome struct {
 	Resolvers []ResolverCounts `json:"resolvers,omitempty"`
 }
 
+// PageOutcome is how a probe ended, as spyder_hosts_total and `spyder
+// graph summary` count it: the page step's status, or the status of the
+// last step that ran when there is no page step.
+func (o ProbeOutcome) PageOutcome() string {
+	for _, s := range o.Steps {
+		if s.Step == StepPage {
+			return s.Status
+		}
+	}
+	if n := len(o.Steps); n > 0 {
+		return o.Steps[n-1].Status
+	}
+	return "unknown"
+}
+
 // Summary is the probe's outcome in one word, as the queue keeps it for
 // the host: "ok" when the page step ended "ok"; else the DNS step's status
 // when the lookup failed ("nxdomain", "timeout", "servfail", "error");

@@ -67,14 +67,7 @@ func (z *summarizer) edge(e *crawl.Edge) error {
 // spyder_hosts_total metric does; a probe without a page step counts by
 // its last step.
 func (z *summarizer) probe(p *crawl.ProbeOutcome) error {
-	outcome := "unknown"
-	for _, s := range p.Steps {
-		outcome = s.Status
-		if s.Step == crawl.StepPage {
-			break
-		}
-	}
-	z.s.Outcomes[outcome]++
+	z.s.Outcomes[p.PageOutcome()]++
 	return nil
 }
 

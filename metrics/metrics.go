@@ -108,7 +108,7 @@ func (m *Set) ObserveBatch(b *crawl.Batch) {
 		m.edges.WithLabelValues(e.Type).Inc()
 	}
 	for _, p := range b.Probes {
-		m.hosts.WithLabelValues(PageOutcome(p)).Inc()
+		m.hosts.WithLabelValues(p.PageOutcome()).Inc()
 	}
 }
 
@@ -130,19 +130,6 @@ func (m *Set) Outcomes() map[string]int64 {
 		}
 	}
 	return out
-}
-
-// PageOutcome is how a probe ended: the status of its last step that ran.
-func PageOutcome(p crawl.ProbeOutcome) string {
-	for _, s := range p.Steps {
-		if s.Step == crawl.StepPage {
-			return s.Status
-		}
-	}
-	if n := len(p.Steps); n > 0 {
-		return p.Steps[n-1].Status
-	}
-	return "unknown"
 }
 
 // Serve serves /metrics and /healthz on addr, and root (when not nil) at

@@ -20,7 +20,6 @@ import (
 
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
-	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
@@ -48,8 +47,8 @@ func TestE2E_StandaloneEqualsExpected(t *testing.T) {
 		}
 	}
 	for _, pr := range got.Probes {
-		if want, ok := w.PageOutcome[pr.Host]; ok && metrics.PageOutcome(pr) != want {
-			t.Errorf("%s: page outcome %q, want %q (%s)", pr.Host, metrics.PageOutcome(pr), want, w.Describe(pr.Host))
+		if want, ok := w.PageOutcome[pr.Host]; ok && pr.PageOutcome() != want {
+			t.Errorf("%s: page outcome %q, want %q (%s)", pr.Host, pr.PageOutcome(), want, w.Describe(pr.Host))
 		}
 	}
 	// The world's CA is not handed to the process (crawltest keeps it in a
@@ -587,8 +586,8 @@ func TestE2E_Continuous(t *testing.T) {
 		t.Errorf("edges differ from World.ExpectedFor(probed hosts) (-want +got):\n%s", diff)
 	}
 	for _, pr := range got.Probes {
-		if o, ok := outcomes[pr.Host]; ok && metrics.PageOutcome(pr) != o {
-			t.Errorf("%s: page outcome %q, want %q", pr.Host, metrics.PageOutcome(pr), o)
+		if o, ok := outcomes[pr.Host]; ok && pr.PageOutcome() != o {
+			t.Errorf("%s: page outcome %q, want %q", pr.Host, pr.PageOutcome(), o)
 		}
 	}
 }
