@@ -15,13 +15,12 @@ type Decision struct {
 // Decide says whether path (a URL's path and query, see [PathOf]) may be
 // fetched. Of the rules that match, the one with the longest pattern wins,
 // and Allow wins a tie (RFC 9309 §2.2.2); no matching rule allows.
-// "/robots.txt" itself is always allowed.
+// "/robots.txt" is decided like any other path, as Google's parser and
+// its conformance suite do: RFC 9309 allows it implicitly, and a crawl
+// does fetch it without asking, but as a page it is what the rules say.
 func (r *Rules) Decide(path string) Decision {
 	if r.fixed != nil {
 		return *r.fixed
-	}
-	if path == "/robots.txt" {
-		return Decision{Allowed: true, Reason: "/robots.txt is always allowed"}
 	}
 	p := canonPath(path)
 	var best *Rule
@@ -155,4 +154,14 @@ func match(pattern, path string) bool {
 		return strings.HasSuffix(rest, last)
 	}
 	return strings.Contains(rest, last)
+}
+
+// DecideFile reads data as a crawl reads a host's robots.txt (its first
+// [MaxSize] bytes) and decides rawURL for agent: the answer of
+// `spyder robots`.
+func DecideFile(data []byte, agent, rawURL string) Decision {
+	if len(data) > MaxSize {
+		data = data[:MaxSize]
+	}
+	return Parse(data, agent).Decide(PathOf(rawURL))
 }

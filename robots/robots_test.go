@@ -25,7 +25,7 @@ var cases = []struct {
 	{"query is matched", "user-agent: *\ndisallow: /*?id=\n", "spyder", "http://e.com/p?id=3", false},
 	{"fragment is not", "user-agent: *\ndisallow: /p$\n", "spyder", "http://e.com/p#frag", false},
 	{"no path is /", "user-agent: *\ndisallow: /$\n", "spyder", "http://e.com", false},
-	{"robots.txt always allowed", "user-agent: *\ndisallow: /\n", "spyder", "http://e.com/robots.txt", true},
+	{"robots.txt decided like any path", "user-agent: *\ndisallow: /\n", "spyder", "http://e.com/robots.txt", false},
 	// Wildcards.
 	{"star in the middle", "user-agent: *\ndisallow: /*.php\n", "spyder", "http://e.com/x/y.php?q", false},
 	{"star does not need a match", "user-agent: *\ndisallow: /a*\n", "spyder", "http://e.com/a", false},

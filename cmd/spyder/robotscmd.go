@@ -47,10 +47,7 @@ func runRobots(c *cli.Context) error {
 		}
 		return usagef("robots file %s: %v", path, err)
 	}
-	if len(data) > robots.MaxSize {
-		data = data[:robots.MaxSize] // what a crawl reads of a host's file
-	}
-	d := robots.Parse(data, ua).Decide(robots.PathOf(rawURL))
+	d := robots.DecideFile(data, ua, rawURL)
 	fmt.Fprintln(c.App.Writer, describeDecision(d))
 	if !d.Allowed {
 		return cli.Exit("", 1)
