@@ -2,8 +2,8 @@ package crawl
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -20,6 +20,7 @@ import (
 // concurrent use.
 type resolver struct {
 	ups      []*upstream
+	pools    []*socketPool // the UDP sockets to each of ups
 	next     atomic.Uint64 // rotation: where the next lookup starts
 	tcp      *dns.Client
 	timeout  time.Duration
@@ -36,8 +37,9 @@ func newResolver(servers []string, timeout time.Duration, retries int, now func(
 		now:      now,
 		cooldown: ResolverCooldown,
 	}
-	for _, s := range servers {
+	for i, s := range servers {
 		r.ups = append(r.ups, &upstream{server: s})
+		r.pools = append(r.pools, &socketPool{server: s, u: i})
 	}
 	return r
 }
@@ -52,25 +54,34 @@ type lookup struct {
 	errs   []error    // the last error of a question without an answer
 	badAt  [][]int    // servers (index in r.ups) that answered SERVFAIL or REFUSED
 	asked  []bool     // servers this lookup has asked
-	conns  map[int]net.Conn
-	order  []int // servers in the order first asked
+	socks  map[int]*socketUse
+	inbox  chan dnsPacket // answers from every server asked
+	later  []dnsPacket    // answers from a server other than the one being asked
+	order  []int          // servers in the order first asked
 	counts map[int]*ResolverCounts
 }
 
-// exchange asks every question of types about host, all at once over one
-// UDP socket per server (one socket per host rather than per question
-// keeps the system calls down), and returns the answers in the order of
+// socketUse is a lookup's share of a socket to one server: the IDs its
+// questions carry there, and the questions packed with them.
+type socketUse struct {
+	s    *udpSocket
+	ids  []uint16 // by question
+	wire [][]byte // by question
+}
+
+// exchange asks every question of types about host, all at once over a
+// UDP socket shared with other lookups (see socketPool), and returns the answers in the order of
 // types with, per server asked, how its queries ended. There are at most
 // 1+retries attempts; each goes to the server [resolver.pick] chooses and
 // waits up to the timeout for the questions it sends. A truncated answer
 // is asked again over TCP of the same server. An answer counts only if its
-// ID and question match one we asked. Each question ends with either an
+// ID (on that server's socket) and question match one we asked. Each question ends with either an
 // answer or an error, never both missing.
 func (r *resolver) exchange(ctx context.Context, host string, types []uint16) ([]*dns.Msg, []error, []ResolverCounts) {
 	n := len(types)
 	l := &lookup{r: r, final: make([]*dns.Msg, n), failed: make([]*dns.Msg, n), errs: make([]error, n),
-		badAt: make([][]int, n), asked: make([]bool, len(r.ups)), conns: map[int]net.Conn{},
-		counts: map[int]*ResolverCounts{}}
+		badAt: make([][]int, n), asked: make([]bool, len(r.ups)), socks: map[int]*socketUse{},
+		inbox: make(chan dnsPacket, n*(r.retries+1)+2), counts: map[int]*ResolverCounts{}}
 	defer l.close()
 	qs, err := newQuestions(host, types)
 	if err != nil {
@@ -147,35 +158,37 @@ func (l *lookup) ask(ctx context.Context, u int, want []int) attemptEnd {
 		l.order = append(l.order, u)
 		l.counts[u] = &ResolverCounts{Server: l.r.ups[u].server}
 	}
-	conn, err := l.conn(ctx, u)
+	use, err := l.socket(ctx, u)
 	if err != nil {
 		for _, i := range want {
 			l.fail(u, i, fmt.Errorf("dns: %w", err))
 		}
 		return attemptMissed
 	}
-	var lastErr error
-	for _, i := range want {
-		if _, err := conn.Write(l.qs.wire[i]); err != nil {
-			lastErr = err
-		}
+	queries := make([][]byte, len(want))
+	for k, i := range want {
+		queries[k] = use.wire[i]
 	}
-	conn.SetReadDeadline(time.Now().Add(l.r.timeout))
+	lastErr := use.s.send(queries)
 	waiting := slices.Clone(want)
 	var truncated []int
 	end := attemptMissed
-	buf := make([]byte, udpSize)
+	timer := time.NewTimer(l.r.timeout)
+	defer timer.Stop()
 	for len(waiting) > 0 {
-		n, err := conn.Read(buf)
-		if err != nil {
-			lastErr = err
-			break // timed out, refused or cancelled
+		pkt, ok := l.receive(ctx, u, timer)
+		if !ok {
+			break // timed out or cancelled
+		}
+		if pkt.err != nil {
+			lastErr = pkt.err
+			break // refused
 		}
 		m := new(dns.Msg)
-		if m.Unpack(buf[:n]) != nil {
+		if m.Unpack(pkt.b) != nil {
 			continue
 		}
-		i, ok := l.qs.match(m)
+		i, ok := l.qs.match(m, use.ids)
 		k := slices.Index(waiting, i)
 		if !ok || k < 0 {
 			continue // stray, or a repeat of an answer already read
@@ -206,37 +219,55 @@ func (l *lookup) ask(ctx context.Context, u int, want []int) attemptEnd {
 	return end
 }
 
-// conn returns the lookup's UDP socket to server u, opened on first use
-// and kept for a later attempt on the same server, so that a late answer
-// to an earlier attempt still counts. Cancelling ctx interrupts its reads.
-func (l *lookup) conn(ctx context.Context, u int) (net.Conn, error) {
-	if c, ok := l.conns[u]; ok {
-		return c, nil
+// receive returns the next answer from server u: one kept from an earlier
+// wait, or one that comes before the timer fires or ctx ends. Answers from
+// other servers (late ones to an earlier attempt) are kept for when the
+// lookup asks that server again.
+func (l *lookup) receive(ctx context.Context, u int, timer *time.Timer) (dnsPacket, bool) {
+	for k, pkt := range l.later {
+		if pkt.u == u {
+			l.later = slices.Delete(l.later, k, k+1)
+			return pkt, true
+		}
 	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "udp", l.r.ups[u].server)
+	for {
+		select {
+		case pkt := <-l.inbox:
+			if pkt.u == u {
+				return pkt, true
+			}
+			l.later = append(l.later, pkt)
+		case <-timer.C:
+			return dnsPacket{}, false
+		case <-ctx.Done():
+			return dnsPacket{}, false
+		}
+	}
+}
+
+// socket returns the lookup's share of a socket to server u, taken on
+// first use and kept for a later attempt on the same server, so that a
+// late answer to an earlier attempt still counts.
+func (l *lookup) socket(ctx context.Context, u int) (*socketUse, error) {
+	if use, ok := l.socks[u]; ok {
+		return use, nil
+	}
+	s, ids, err := l.r.pools[u].acquire(ctx, len(l.qs.wire), l.inbox)
 	if err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	l.conns[u] = &stoppingConn{Conn: c, stop: stop}
-	return l.conns[u], nil
-}
-
-// stoppingConn is a socket whose Close also drops its cancellation hook.
-type stoppingConn struct {
-	net.Conn
-	stop func() bool
-}
-
-func (c *stoppingConn) Close() error {
-	c.stop()
-	return c.Conn.Close()
+	use := &socketUse{s: s, ids: ids, wire: make([][]byte, len(ids))}
+	for i, w := range l.qs.wire {
+		use.wire[i] = append([]byte(nil), w...)
+		binary.BigEndian.PutUint16(use.wire[i], ids[i])
+	}
+	l.socks[u] = use
+	return use, nil
 }
 
 func (l *lookup) close() {
-	for _, c := range l.conns {
-		c.Close()
+	for _, use := range l.socks {
+		use.s.release(use.ids)
 	}
 }
 
@@ -295,36 +326,28 @@ func (l *lookup) result(ctx context.Context) ([]*dns.Msg, []error, []ResolverCou
 	return l.final, l.errs, counts
 }
 
-// dnsQuestions are the queries about one host, packed once to be sent as
-// often as retries need. Their IDs are distinct, so that an answer maps
-// back to the one question it answers.
+// dnsQuestions are the queries about one host, packed once; each socket
+// they are sent over gives them IDs of its own (see socketUse).
 type dnsQuestions struct {
 	fqdn    string
 	types   []uint16
-	queries []*dns.Msg
-	wire    [][]byte
-	byID    map[uint16]int // query ID → index in types
+	queries []*dns.Msg // for TCP, with IDs of their own
+	wire    [][]byte   // packed, the ID left to the socket
 }
 
-// newQuestions builds a recursive EDNS0 query of each of types about host,
-// drawing a new ID for any that collides with an earlier one.
+// newQuestions builds a recursive EDNS0 query of each of types about host.
 func newQuestions(host string, types []uint16) (*dnsQuestions, error) {
 	qs := &dnsQuestions{
 		fqdn:    dns.Fqdn(host),
 		types:   types,
 		queries: make([]*dns.Msg, len(types)),
 		wire:    make([][]byte, len(types)),
-		byID:    make(map[uint16]int, len(types)),
 	}
 	for i, t := range types {
 		m := new(dns.Msg)
 		m.SetQuestion(qs.fqdn, t)
 		m.RecursionDesired = true
 		m.SetEdns0(udpSize, false)
-		for _, taken := qs.byID[m.Id]; taken; _, taken = qs.byID[m.Id] {
-			m.Id = dns.Id()
-		}
-		qs.byID[m.Id] = i
 		var err error
 		if qs.wire[i], err = m.Pack(); err != nil {
 			return nil, err
@@ -334,12 +357,13 @@ func newQuestions(host string, types []uint16) (*dnsQuestions, error) {
 	return qs, nil
 }
 
-// match returns the index of the question m answers: its ID is one we
-// used, and its single question is that query's type and name. Anything
-// else (a stray or spoofed packet) answers nothing.
-func (qs *dnsQuestions) match(m *dns.Msg) (int, bool) {
-	i, ok := qs.byID[m.Id]
-	if !ok || len(m.Question) != 1 ||
+// match returns the index of the question m answers: its ID is the one
+// that question carried (ids, by question), and its single question is
+// that query's type and name. Anything else (a stray or forged packet)
+// answers nothing.
+func (qs *dnsQuestions) match(m *dns.Msg, ids []uint16) (int, bool) {
+	i := slices.Index(ids, m.Id)
+	if i < 0 || len(m.Question) != 1 ||
 		m.Question[0].Qtype != qs.types[i] || !strings.EqualFold(m.Question[0].Name, qs.fqdn) {
 		return 0, false
 	}
