@@ -17,15 +17,19 @@ import (
 type httpConn struct {
 	scheme, host string
 	ip           netip.Addr
-	nc           net.Conn
+	nc           net.Conn // TLS for https
+	raw          net.Conn // the TCP connection under nc
 	br           *bufio.Reader
 	stop         func() bool
 	usable       bool
 }
 
+// close closes the TCP connection without a TLS close_notify alert: the
+// responses are framed by HTTP, so the alert (an encryption and a write
+// per connection) tells the server nothing it needs.
 func (hc *httpConn) close() {
 	hc.stop()
-	hc.nc.Close()
+	hc.raw.Close()
 	hc.usable = false
 }
 
@@ -62,6 +66,7 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 	if err != nil {
 		return nil, nil, err
 	}
+	raw := nc
 	var state *tls.ConnectionState
 	if scheme == "https" {
 		if nc, state, err = handshake(cctx, nc, host); err != nil {
@@ -73,7 +78,7 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 	}
 	// Cancellation of ctx (not only its deadline) interrupts any I/O.
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, br: bufio.NewReaderSize(nc, 4096), stop: stop, usable: true}
+	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, raw: raw, br: bufio.NewReaderSize(nc, 4096), stop: stop, usable: true}
 	return hc, state, nil
 }
 
