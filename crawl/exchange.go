@@ -39,7 +39,7 @@ func newResolver(servers []string, timeout time.Duration, retries int, now func(
 	}
 	for i, s := range servers {
 		r.ups = append(r.ups, &upstream{server: s})
-		r.pools = append(r.pools, &socketPool{server: s, u: i})
+		r.pools = append(r.pools, &socketPool{server: s, u: i, maxQueries: socketQueries})
 	}
 	return r
 }

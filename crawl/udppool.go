@@ -52,11 +52,12 @@ type dnsPacket struct {
 
 // socketPool is the UDP sockets to one server. It is safe for concurrent use.
 type socketPool struct {
-	server string
-	u      int // the server's index in resolver.ups
-	next   atomic.Uint32
-	mu     sync.Mutex
-	slots  [socketsPerServer]*udpSocket
+	server     string
+	u          int // the server's index in resolver.ups
+	maxQueries int // queries a socket sends before it is retired (socketQueries)
+	next       atomic.Uint32
+	mu         sync.Mutex
+	slots      [socketsPerServer]*udpSocket
 }
 
 // udpSocket is one connected UDP socket and the lookups waiting on it.
@@ -108,7 +109,7 @@ func (p *socketPool) acquire(ctx context.Context, n int, inbox chan<- dnsPacket)
 		}
 		s.waiters[id], ids[i] = inbox, id
 	}
-	if s.sent += n; s.sent >= socketQueries {
+	if s.sent += n; s.sent >= p.maxQueries {
 		s.retired = true
 	}
 	s.conn.SetReadDeadline(time.Time{})
