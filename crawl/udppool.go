@@ -137,8 +137,10 @@ func (p *socketPool) open(ctx context.Context) (*udpSocket, error) {
 // send writes the queries in one system call where the platform allows.
 func (s *udpSocket) send(queries [][]byte) error {
 	ms := make([]ipv4.Message, len(queries))
+	bufs := make([][]byte, len(queries))
 	for i, q := range queries {
-		ms[i].Buffers = [][]byte{q}
+		bufs[i] = q
+		ms[i].Buffers = bufs[i : i+1]
 	}
 	for len(ms) > 0 {
 		n, err := s.batch.WriteBatch(ms, 0)
