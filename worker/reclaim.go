@@ -13,7 +13,9 @@ func (w *Loop) reclaimLoop(ctx context.Context) {
 	t := time.NewTicker(w.cfg.ReclaimEvery)
 	defer t.Stop()
 	for {
+		w.settle(ctx)
 		res, err := w.q.Reclaim(ctx, w.cfg.LeaseTTL, w.cfg.MaxAttempts)
+		w.noteErr(ctx, err)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -26,6 +28,22 @@ func (w *Loop) reclaimLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// settle waits, after the queue came back from an outage (noticed here
+// or elsewhere in the loop), until ReclaimHoldoff has passed, so that live
+// probes renew the leases that expired during the outage before anyone
+// reclaims them.
+func (w *Loop) settle(ctx context.Context) {
+	if w.link.isDown() {
+		w.reachable(ctx)
+	}
+	if d := w.link.holdoff(); d > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
 		}
 	}
 }
@@ -71,6 +89,7 @@ func (w *Loop) stateLoop(ctx context.Context) {
 // size now (seen when the queue does not answer).
 func (w *Loop) checkState(ctx context.Context, seen int64) int64 {
 	st, err := w.q.Stats(ctx)
+	w.noteErr(ctx, err)
 	if err != nil {
 		return seen
 	}
