@@ -13,16 +13,17 @@ func (w *Loop) reclaimLoop(ctx context.Context) {
 	t := time.NewTicker(w.cfg.ReclaimEvery)
 	defer t.Stop()
 	for {
-		w.settle(ctx)
-		res, err := w.q.Reclaim(ctx, w.cfg.LeaseTTL, w.cfg.MaxAttempts)
-		w.noteErr(ctx, err)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			w.log.Warn("reclaim_error", "err", err)
-		default:
-			w.noteReclaimed(res)
+		if w.settle(ctx) {
+			res, err := w.q.Reclaim(ctx, w.cfg.LeaseTTL, w.cfg.MaxAttempts)
+			w.noteErr(ctx, err)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				w.log.Warn("reclaim_error", "err", err)
+			default:
+				w.noteReclaimed(res)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -35,10 +36,12 @@ func (w *Loop) reclaimLoop(ctx context.Context) {
 // settle waits, after the queue came back from an outage (noticed here
 // or elsewhere in the loop), until ReclaimHoldoff has passed, so that live
 // probes renew the leases that expired during the outage before anyone
-// reclaims them.
-func (w *Loop) settle(ctx context.Context) {
-	if w.link.isDown() {
-		w.reachable(ctx)
+// reclaims them. It reports false, not to reclaim now, while the queue is
+// known to be down: a Reclaim tried then might reach it the moment it
+// comes back, with no holdoff.
+func (w *Loop) settle(ctx context.Context) bool {
+	if w.link.isDown() && !w.reachable(ctx) {
+		return false
 	}
 	if d := w.link.holdoff(); d > 0 {
 		select {
@@ -46,6 +49,7 @@ func (w *Loop) settle(ctx context.Context) {
 		case <-time.After(d):
 		}
 	}
+	return ctx.Err() == nil
 }
 
 // noteReclaimed logs and counts what one Reclaim moved.
