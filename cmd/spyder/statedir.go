@@ -49,25 +49,44 @@ func openLocal(c *cli.Context, b store.Backend, log *slog.Logger) (l *boltstore.
 	if !b.Shared() {
 		return nil, "", nil
 	}
-	dir := stateDir(c)
-	_, statErr := os.Stat(dir)
 	host, _ := os.Hostname()
 	who := fmt.Sprintf("pid %d, probe %s on %s, since %s", os.Getpid(), c.String("probe"), host, time.Now().UTC().Format(time.RFC3339))
-	l, err = boltstore.OpenLocal(dir, who, boltstore.Options{})
+	base, tries := stateDir(c), 1
+	if c.String("state-dir") == "" {
+		tries = maxDefaultDirs
+	}
 	var locked *boltstore.LockedError
-	switch {
-	case errors.As(err, &locked):
-		return nil, "", fmt.Errorf("--state-dir %v: give each probe its own --state-dir (or its own --probe)", locked)
-	case err != nil:
-		return nil, "", fmt.Errorf("--state-dir %s: %w", dir, err)
+	for i := 1; i <= tries; i++ {
+		dir := base
+		if i > 1 {
+			dir = fmt.Sprintf("%s.%d", base, i)
+		}
+		_, statErr := os.Stat(dir)
+		l, err = boltstore.OpenLocal(dir, who, boltstore.Options{})
+		switch {
+		case errors.As(err, &locked):
+			continue
+		case err != nil:
+			return nil, "", fmt.Errorf("--state-dir %s: %w", dir, err)
+		}
+		if errors.Is(statErr, os.ErrNotExist) {
+			created = dir
+		}
+		sp, held, _ := l.Counts(c.Context)
+		log.Info("state_dir", "dir", dir, "spooled", sp, "held", held)
+		return l, created, nil
 	}
-	if errors.Is(statErr, os.ErrNotExist) {
-		created = dir
+	if tries > 1 {
+		return nil, "", fmt.Errorf("--state-dir: %s and the %d directories after it are in use by other spyder processes: give this probe its own --state-dir", base, tries-1)
 	}
-	sp, held, _ := l.Counts(c.Context)
-	log.Info("state_dir", "dir", dir, "spooled", sp, "held", held)
-	return l, created, nil
+	return nil, "", fmt.Errorf("--state-dir %v: give each probe its own --state-dir", locked)
 }
+
+// maxDefaultDirs is how many directories a probe without --state-dir
+// tries: the default one, then NAME.2, NAME.3…, the first one free, so
+// that several probes started alike from one directory each get their own
+// and a restarted one takes over what a stopped one kept.
+const maxDefaultDirs = 16
 
 // moveOldSpool moves the batches an older spyder spooled in the shared
 // store (Redis) into this probe's own spool, oldest first, and reports how
