@@ -233,3 +233,67 @@ func TestE2E_OldRedisSpoolMovedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestE2E_RedisOutageCostsSeconds: Redis (with its data: appendonly) stops
+// mid-crawl for longer than the lease and comes back on the same port.
+// The two probes keep their in-flight hosts through the outage, renew their
+// leases (expired meanwhile) as soon as Redis answers and hold off
+// reclaiming, so no host is probed by a second probe, and the crawl ends
+// about when it would have without the outage, plus the outage itself.
+func TestE2E_RedisOutageCostsSeconds(t *testing.T) {
+	t.Parallel()
+	hosts := fakeHosts(240)
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+	backend := []string{"--redis", srv.Addr, "--queue-key", "{spyder}:queue"}
+	runApp(t, append(append([]string{"queue", "seed"}, backend...), mustDomains(t, hosts))...)
+	const lease, outage = 4 * time.Second, 6 * time.Second
+	var runs []*runOut
+	for i := range 2 {
+		r := &runOut{name: fmt.Sprintf("probe%d", i), path: filepath.Join(t.TempDir(), "out.jsonl")}
+		r.p = startSpyder(t, append([]string{"run", "--fake-probe", "--fake-probe-delay", "1s", "--concurrency", "8",
+			"--lease", lease.String(), "--exit-when-empty", "--probe", r.name, "--out", r.path}, backend...)...)
+		runs = append(runs, r)
+	}
+	waitFor(t, 60*time.Second, "the first hosts written", func() bool { return written(t, runs) >= 8 })
+	began, first := time.Now(), written(t, runs)
+	waitFor(t, 60*time.Second, "a quarter of the hosts written", func() bool { return written(t, runs) >= len(hosts)/4 })
+	before := written(t, runs)
+	rate := float64(before-first) / time.Since(began).Seconds()
+	stopped := time.Now()
+	srv.Stop()
+	time.Sleep(outage)
+	srv.Restart(t)
+	back := time.Now()
+	t.Logf("Redis down from %s to %s", stopped.UTC().Format("15:04:05.000"), back.UTC().Format("15:04:05.000"))
+	for _, r := range runs {
+		if err := r.p.wait(t, 90*time.Second); err != nil {
+			t.Fatalf("%s after the outage: %v\n%s", r.name, err, r.p.log())
+		}
+	}
+	after := time.Since(back)
+	left := float64(len(hosts) - before)
+	t.Logf("a %v outage with --lease %v: %d hosts written before it (%.1f hosts/s); the last %.0f took %v after Redis came back, against %.1fs at that rate",
+		outage, lease, before, rate, left, after.Round(100*time.Millisecond), left/rate)
+	counts := probeCounts(readOutputs(t, runs).Probes)
+	for _, h := range hosts {
+		if counts[h] != 1 {
+			t.Errorf("host %s written %d times, want once", h, counts[h])
+		}
+	}
+	for _, r := range runs {
+		for _, msg := range []string{"lease_lost", "lease_reclaimed", "host_failed", "item_dead"} {
+			if ls := logLines(r.p.log(), msg); len(ls) > 0 {
+				t.Errorf("%s logged %s %d times, want none; the first at %v", r.name, msg, len(ls), ls[0]["time"])
+			}
+		}
+		if len(logLines(r.p.log(), "queue_reachable")) == 0 {
+			t.Errorf("%s did not log queue_reachable", r.name)
+		}
+	}
+	if limit := time.Duration(left/rate*float64(time.Second)) + 10*time.Second; after > limit {
+		t.Errorf("the crawl took %v after Redis came back, want under %v (the rest at the earlier rate, plus 10s)", after, limit)
+	}
+	if st := mustQueueStats(t, backend...); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
+		t.Errorf("queue stats = %+v, want every host done", st)
+	}
+}
