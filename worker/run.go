@@ -108,6 +108,10 @@ func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, ac
 			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
 				return errOrNil(ctx, err)
 			}
+			if writesRefused(err) { // a read-only replica, a Redis that cannot persist
+				w.halt(haltError{err})
+				return nil
+			}
 			w.log.Warn("lease_error", "err", err, "retry_in", leaseRetry.String())
 			select {
 			case <-ctx.Done():
