@@ -79,7 +79,7 @@ func runFlags() []cli.Flag {
 		str(&cli.StringFlag{Name: "format", Value: sink.FormatBatch, Category: catOutput, EnvVars: env("FORMAT"),
 			Usage: "output format: batch (one batch object per line), edges (one edge per line) or lines (one object per node, edge and probe outcome, each with a kind)"}),
 		str(&cli.StringFlag{Name: "ingest", Category: catOutput, EnvVars: env("INGEST"),
-			Usage: "POST each batch to this `URL` (retried; spooled in the store when it fails, replayed later)"}),
+			Usage: "POST each batch to this `URL` (retried; spooled on disk when it fails, in --state-dir with --redis, and replayed later)"}),
 		integer(&cli.IntFlag{Name: "ingest-retries", Value: 3, Category: catOutput, EnvVars: env("INGEST_RETRIES"),
 			Usage: "retries of a failed POST before the batch is spooled"}),
 		dur(&cli.DurationFlag{Name: "ingest-timeout", Value: 10 * time.Second, Category: catOutput, EnvVars: env("INGEST_TIMEOUT"),
