@@ -71,19 +71,20 @@ func (w *Loop) Holding() bool { return w.holding.Load() }
 // the queue answers again after an outage, and every leaseRetry while a
 // replay fails. It returns when ctx ends.
 func (w *Loop) replayLoop(ctx context.Context) {
+	try := true
 	for {
-		if w.holding.Load() {
+		if try && w.holding.Load() {
 			w.replayHeld(ctx)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.link.comeback():
+			try = true
 		case <-w.heldKick:
-			if w.link.isDown() {
-				continue // the comeback will wake this loop
-			}
+			try = !w.link.isDown() // else the comeback wakes this loop
 		case <-time.After(leaseRetry):
+			try = true
 		}
 	}
 }

@@ -30,13 +30,16 @@ type link struct {
 
 func newLink() *link { return &link{back: make(chan struct{})} }
 
-// failed notes a call the queue did not answer.
-func (k *link) failed() {
+// failed notes a call the queue did not answer, and reports whether that
+// starts an outage.
+func (k *link) failed() bool {
 	k.mu.Lock()
-	if k.down.IsZero() {
-		k.down = time.Now()
+	defer k.mu.Unlock()
+	if !k.down.IsZero() {
+		return false
 	}
-	k.mu.Unlock()
+	k.down = time.Now()
+	return true
 }
 
 // answered notes a call the queue answered; when that ends an outage it
@@ -91,7 +94,10 @@ func (w *Loop) noteErr(ctx context.Context, err error) {
 		w.noteUp()
 	case ctx.Err() != nil, errors.Is(err, queue.ErrClosed):
 	default:
-		w.link.failed()
+		if w.link.failed() {
+			w.log.Warn("queue_unreachable", "err", err, "in_flight", w.Inflight(),
+				"note", "in-flight work is kept; leases are renewed and kept writes replayed as soon as it answers")
+		}
 	}
 }
 

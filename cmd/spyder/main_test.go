@@ -160,7 +160,7 @@ func startProc(tb testing.TB, cmd *exec.Cmd, env ...string) *proc {
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	if cmd.Dir == "" {
+	if cmd.Dir == "" && (cmd.SysProcAttr == nil || cmd.SysProcAttr.Credential == nil) {
 		cmd.Dir = testDir(tb) // where a fleet probe's default --state-dir goes
 	}
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}

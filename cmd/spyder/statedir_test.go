@@ -164,13 +164,7 @@ func TestE2E_IngestSurvivesRedisLoss(t *testing.T) {
 	// they spooled stays in their files), clear what they wrote since the
 	// flush, import the snapshot, start them again.
 	stop(probes)
-	var keys []string
-	for _, k := range []string{"", ":seen", ":leases", ":dead", ":processing", ":processing-noticed", ":probed"} {
-		keys = append(keys, key+k)
-	}
-	if err := c.Del(context.Background(), keys...).Err(); err != nil {
-		t.Fatal(err)
-	}
+	clearQueueKeys(t, srv.Addr, key)
 	runApp(t, append(append([]string{"queue", "import"}, backend...), snapFile)...)
 	down.Store(false)
 	probes = start("--exit-when-empty")
@@ -295,5 +289,20 @@ func TestE2E_RedisOutageCostsSeconds(t *testing.T) {
 	}
 	if st := mustQueueStats(t, backend...); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
 		t.Errorf("queue stats = %+v, want every host done", st)
+	}
+}
+
+// clearQueueKeys deletes the queue's state keys under key, as README's
+// restore procedure does before `queue import`.
+func clearQueueKeys(t *testing.T, addr, key string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	var keys []string
+	for _, k := range []string{"", ":seen", ":leases", ":dead", ":processing", ":processing-noticed", ":probed"} {
+		keys = append(keys, key+k)
+	}
+	if err := c.Del(context.Background(), keys...).Err(); err != nil {
+		t.Fatal(err)
 	}
 }
