@@ -80,7 +80,7 @@ func New(lim limiter.Limiter) *Set {
 	m.Discovered = counter("discovered_enqueued_total", "Discovered hosts enqueued (--continuous).")
 	m.batches = counter("sink_batches_total", "Output batches made durable by the sink.")
 	m.SinkRetries = counter("sink_retries_total", "Ingest POSTs retried after a failure.")
-	m.Spooled = counter("sink_spooled_total", "Batches spooled in the store because the ingest endpoint failed.")
+	m.Spooled = counter("sink_spooled_total", "Batches spooled on disk because the ingest endpoint failed.")
 	m.Replayed = counter("sink_replayed_total", "Spooled batches delivered later.")
 	m.SpoolDepth = gauge("sink_spool_depth", "Batches waiting in the spool.")
 	if lim != nil {

@@ -19,7 +19,7 @@ import (
 
 // Ingest POSTs each batch (one JSON object) to an HTTP endpoint,
 // retrying with exponential backoff. A batch the endpoint does not take
-// after the retries is spooled in the store, which makes it durable; a
+// after the retries is spooled on disk, which makes it durable; a
 // background replayer delivers the spool, oldest first, at start and as
 // soon as the endpoint answers again. While the endpoint is down new
 // batches go straight to the spool.
@@ -71,7 +71,7 @@ func (s *Ingest) WriteBatch(ctx context.Context, b *crawl.Batch) error {
 			return nil
 		}
 		if !s.down.Swap(true) {
-			s.log.Warn("ingest_down", "url", s.url, "err", err, "note", "batches are spooled in the store and replayed when it answers")
+			s.log.Warn("ingest_down", "url", s.url, "err", err, "note", "batches are spooled on disk and replayed when it answers")
 		}
 	}
 	if err := s.spool.Put(context.WithoutCancel(ctx), data); err != nil {

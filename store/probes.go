@@ -14,6 +14,11 @@ type ProbeBeat struct {
 	Done     int64     `json:"done"`     // hosts it acknowledged since it started
 	Inflight int       `json:"inflight"` // hosts it is probing now
 	At       time.Time `json:"at"`       // when it sent the beat
+	// What the probe keeps in its own file (--state-dir) because Redis or
+	// the ingest endpoint has not taken it yet: output batches, and writes
+	// to the queue (discovered hosts, acks).
+	Spooled int `json:"spooled,omitempty"`
+	Held    int `json:"held,omitempty"`
 }
 
 // Probes is where the probes of a crawl report heartbeats. A probe that

@@ -54,7 +54,19 @@ func (w *Loop) ackAll(ctx, bg context.Context, fs []finished) {
 	for i, f := range fs {
 		ls[i], ps[i] = f.l, f.p
 	}
-	ok, err := w.ackRetrying(ctx, bg, ls, ps)
+	var ok []bool
+	var err error
+	if w.cfg.Held != nil {
+		var held bool
+		if ok, held, err = w.ackOrHold(ctx, bg, fs, ls, ps); held {
+			for _, l := range ls {
+				w.untrack(l.ID)
+			}
+			return
+		}
+	} else {
+		ok, err = w.ackRetrying(ctx, bg, ls, ps)
+	}
 	for i, l := range ls {
 		w.untrack(l.ID)
 		switch {
@@ -84,6 +96,7 @@ func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease, ps []queue
 	}
 	for try, wait := 0, 100*time.Millisecond; ; try, wait = try+1, min(2*wait, 5*time.Second) {
 		ok, err := w.q.AckAll(bg, ls, ps)
+		w.noteErr(bg, err)
 		if err == nil || errors.Is(err, queue.ErrClosed) || time.Until(last) < wait {
 			return ok, err
 		}

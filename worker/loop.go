@@ -18,6 +18,7 @@ import (
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store"
 )
 
 // Prober probes one host; *crawl.Crawler is the one in use.
@@ -65,6 +66,13 @@ type Config struct {
 	// down are held back until another probe succeeds or Check passes; if
 	// Check fails, the run halts and hands those hosts back unprobed.
 	Check Checker
+
+	// Held, when set, keeps the writes the queue does not take (discovered
+	// hosts, acks with their probe records) on the probe's own disk, to be
+	// replayed in order once the queue answers, first thing at the next
+	// start if the run ends before; nil: such writes are retried while the
+	// leases last, then given up (the hosts are probed again).
+	Held store.Spool
 }
 
 // Loop leases hosts from the queue and probes them with at most
@@ -95,12 +103,20 @@ type Loop struct {
 	// guard holds back probes that failed as if the network were down;
 	// nil without Config.Check. Set by Run.
 	guard *guard
+
+	link     *link         // whether the queue answers
+	heldMu   sync.Mutex    // orders writes to Config.Held with holding
+	holding  atomic.Bool   // Config.Held may hold writes: new ones queue behind them
+	heldKick chan struct{} // wakes replayLoop; capacity 1
 }
 
 // New returns a Loop over q that probes with p, writes to out, logs to log
 // and counts into m.
 func New(q queue.Worker, p Prober, out Writer, log *slog.Logger, m *metrics.Set, cfg Config) *Loop {
-	return &Loop{q: q, probe: p, out: out, log: log, m: m, cfg: cfg, inflight: map[string]queue.Lease{}}
+	w := &Loop{q: q, probe: p, out: out, log: log, m: m, cfg: cfg, inflight: map[string]queue.Lease{},
+		link: newLink(), heldKick: make(chan struct{}, 1)}
+	w.holding.Store(cfg.Held != nil) // until a replay finds the file empty
+	return w
 }
 
 // Done reports how many hosts this loop acknowledged.

@@ -13,14 +13,17 @@ func (w *Loop) reclaimLoop(ctx context.Context) {
 	t := time.NewTicker(w.cfg.ReclaimEvery)
 	defer t.Stop()
 	for {
-		res, err := w.q.Reclaim(ctx, w.cfg.LeaseTTL, w.cfg.MaxAttempts)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			w.log.Warn("reclaim_error", "err", err)
-		default:
-			w.noteReclaimed(res)
+		if w.settle(ctx) {
+			res, err := w.q.Reclaim(ctx, w.cfg.LeaseTTL, w.cfg.MaxAttempts)
+			w.noteErr(ctx, err)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				w.log.Warn("reclaim_error", "err", err)
+			default:
+				w.noteReclaimed(res)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -28,6 +31,25 @@ func (w *Loop) reclaimLoop(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// settle waits, after the queue came back from an outage (noticed here
+// or elsewhere in the loop), until ReclaimHoldoff has passed, so that live
+// probes renew the leases that expired during the outage before anyone
+// reclaims them. It reports false, not to reclaim now, while the queue is
+// known to be down: a Reclaim tried then might reach it the moment it
+// comes back, with no holdoff.
+func (w *Loop) settle(ctx context.Context) bool {
+	if w.link.isDown() && !w.reachable(ctx) {
+		return false
+	}
+	if d := w.link.holdoff(); d > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+		}
+	}
+	return ctx.Err() == nil
 }
 
 // noteReclaimed logs and counts what one Reclaim moved.
@@ -71,6 +93,7 @@ func (w *Loop) stateLoop(ctx context.Context) {
 // size now (seen when the queue does not answer).
 func (w *Loop) checkState(ctx context.Context, seen int64) int64 {
 	st, err := w.q.Stats(ctx)
+	w.noteErr(ctx, err)
 	if err != nil {
 		return seen
 	}

@@ -24,6 +24,15 @@ func (w *Loop) Run(ctx context.Context) error {
 	}
 	workCtx, cancelWork := context.WithCancel(bg)
 	defer cancelWork()
+	if w.cfg.Held != nil {
+		// What an earlier run held goes first: it was written before
+		// anything this run will write.
+		w.replayHeld(ctx)
+		replayCtx, stopReplay := context.WithCancel(bg)
+		replayDone := make(chan struct{})
+		go func() { defer close(replayDone); w.replayLoop(replayCtx) }()
+		defer func() { stopReplay(); <-replayDone; w.replayLast(bg) }()
+	}
 
 	// Beside the work: reclaiming expired leases, and checking that the
 	// queue kept its state.
@@ -85,7 +94,6 @@ func (w *Loop) windDown(ctx context.Context, cancelWork func()) error {
 // leased item. A slot of sem is taken per lease and freed once the lease is
 // acked (by ackLoop), failed or left for releaseRest.
 func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, acks chan<- finished, wg *sync.WaitGroup) error {
-	var downSince time.Time // first failed Lease of an outage
 	for {
 		n, ok := takeSlots(ctx, sem)
 		if !ok {
@@ -95,12 +103,14 @@ func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, ac
 		for i := len(leases); i < n; i++ {
 			<-sem
 		}
+		w.noteErr(ctx, err)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
 				return errOrNil(ctx, err)
 			}
-			if downSince.IsZero() {
-				downSince = time.Now()
+			if writesRefused(err) { // a read-only replica, a Redis that cannot persist
+				w.halt(haltError{err})
+				return nil
 			}
 			w.log.Warn("lease_error", "err", err, "retry_in", leaseRetry.String())
 			select {
@@ -109,10 +119,6 @@ func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, ac
 			case <-time.After(leaseRetry):
 			}
 			continue
-		}
-		if !downSince.IsZero() {
-			w.log.Info("queue_reachable", "down_for", time.Since(downSince).Round(time.Millisecond).String())
-			downSince = time.Time{}
 		}
 		if len(leases) == 0 {
 			if done, err := w.finished(ctx); done {
@@ -173,7 +179,7 @@ func (w *Loop) start(workCtx, bg context.Context, leases []queue.Lease, sem chan
 // anywhere. An empty queue that forgot hosts is not a finished crawl: it
 // ends the run with an error saying so instead of exiting 0.
 func (w *Loop) finished(ctx context.Context) (bool, error) {
-	if !w.cfg.ExitWhenEmpty || w.Inflight() != 0 {
+	if !w.cfg.ExitWhenEmpty || w.Inflight() != 0 || w.holding.Load() {
 		return false, nil
 	}
 	st, err := w.q.Stats(ctx)

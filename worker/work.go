@@ -45,7 +45,7 @@ func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- finished
 		// A finished probe is written even when the grace period ends
 		// meanwhile: its batch is due within the batcher's delay, and
 		// releasing it now could write it twice.
-		if err = w.out.Add(bg, res); err != nil {
+		if err = w.write(ctx, bg, res); err != nil {
 			err = fmt.Errorf("output: %w", err)
 		}
 	}
@@ -97,8 +97,10 @@ func (w *Loop) heartbeat(ctx, bg context.Context, l queue.Lease) queue.Lease {
 		case <-ctx.Done():
 			return l
 		case <-t.C:
+		case <-w.link.comeback(): // renew at once after an outage
 		}
 		nl, err := w.q.Extend(bg, l, w.cfg.LeaseTTL)
+		w.noteErr(bg, err)
 		switch {
 		case errors.Is(err, queue.ErrLeaseLost):
 			w.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID, "during", "heartbeat")
@@ -143,11 +145,34 @@ func (w *Loop) enqueue(bg context.Context, hosts []host.Name) error {
 	if int64(len(hosts)) > room {
 		hosts = hosts[:room]
 	}
+	e := heldEntry{Seed: hosts}
+	if held, err := w.holdBehind(bg, e); held {
+		return err
+	}
 	res, err := w.q.Seed(bg, hosts)
+	w.noteErr(bg, err)
+	if err != nil && w.cfg.Held != nil && !writesRefused(err) {
+		// Kept on this probe's disk, the hosts are as safe as in the
+		// queue: the host that found them can be acked.
+		return w.hold(bg, e)
+	}
 	if err != nil {
 		return err
 	}
 	w.seen.Add(int64(res.Added))
 	w.m.Discovered.Add(float64(res.Added))
 	return nil
+}
+
+// write hands res to the output. A write that failed because the queue,
+// where the output's seen sets live, cannot be reached is tried again
+// once it answers, the lease kept alive meanwhile: an outage delays the
+// host, it does not fail it. ctx (the work's) ending stops the wait.
+func (w *Loop) write(ctx, bg context.Context, res *crawl.Result) error {
+	for {
+		err := w.out.Add(bg, res)
+		if err == nil || !w.waitQueue(ctx, err) {
+			return err
+		}
+	}
 }

@@ -362,7 +362,7 @@ func TestE2E_IngestOutage(t *testing.T) {
 }
 
 // testIngestDownWholeRun crawls with the endpoint down for the whole run
-// (every batch spooled in the store: the bbolt file, or Redis for a fleet),
+// (every batch spooled on disk: the bbolt file, or the probe's own file for a fleet),
 // then runs again with it up: the spool is delivered, each host once.
 func testIngestDownWholeRun(t *testing.T, fleet bool) {
 	w := crawltest.Start(t, crawltest.Options{Hosts: 150, Seed: 17})

@@ -160,6 +160,9 @@ func startProc(tb testing.TB, cmd *exec.Cmd, env ...string) *proc {
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
+	if cmd.Dir == "" && (cmd.SysProcAttr == nil || cmd.SysProcAttr.Credential == nil) {
+		cmd.Dir = testDir(tb) // where a fleet probe's default --state-dir goes
+	}
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = &lockedBuffer{b: p.stderr}
 	cmd.Stdout = io.Discard
@@ -356,4 +359,21 @@ func logLines(stderr, msg string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// testDirs holds each test's working directory for the processes it
+// starts (see testDir).
+var testDirs sync.Map
+
+// testDir is the working directory of every process a test starts: one
+// temporary directory per test, so that fleet probes' default state
+// directories stay out of the source tree and a probe the test restarts
+// finds what the one before it kept, as it would on a machine.
+func testDir(tb testing.TB) string {
+	if d, ok := testDirs.Load(tb); ok {
+		return d.(string)
+	}
+	d := tb.TempDir()
+	testDirs.Store(tb, d)
+	return d
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/boltstore"
 )
 
 // outputs is the sink a run writes to, and how to close it.
@@ -30,7 +31,7 @@ func (o *outputs) Close() error {
 
 // openOutputs builds the sinks the flags ask for: --out or stdout, and
 // --ingest, whose undelivered batches wait in b's spool.
-func openOutputs(ctx context.Context, cfg runConfig, stdout io.Writer, b store.Backend, log *slog.Logger, m *metrics.Set) (*outputs, error) {
+func openOutputs(ctx context.Context, cfg runConfig, stdout io.Writer, b store.Backend, local *boltstore.Local, log *slog.Logger, m *metrics.Set) (*outputs, error) {
 	o := &outputs{}
 	var sinks sink.Tee
 	switch path := cfg.out; {
@@ -54,7 +55,7 @@ func openOutputs(ctx context.Context, cfg runConfig, stdout io.Writer, b store.B
 		sinks = append(sinks, s)
 	}
 	if cfg.ingest != "" {
-		s, err := openIngest(ctx, cfg, b, log, m)
+		s, err := openIngest(ctx, cfg, b, local, log, m)
 		if err != nil {
 			o.Close()
 			return nil, err
@@ -69,10 +70,10 @@ func openOutputs(ctx context.Context, cfg runConfig, stdout io.Writer, b store.B
 	return o, nil
 }
 
-// openIngest returns the --ingest sink over b's spool, saying whether an
-// earlier run left batches in it to replay.
-func openIngest(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger, m *metrics.Set) (*sink.Ingest, error) {
-	sp, err := b.Spool()
+// openIngest returns the --ingest sink over its spool (see ingestSpool),
+// saying whether an earlier run left batches in it to replay.
+func openIngest(ctx context.Context, cfg runConfig, b store.Backend, local *boltstore.Local, log *slog.Logger, m *metrics.Set) (*sink.Ingest, error) {
+	sp, err := ingestSpool(ctx, b, local, log)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}

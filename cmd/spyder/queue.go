@@ -192,9 +192,9 @@ func printProbes(w io.Writer, probes []store.ProbeBeat) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nPROBE\tHOSTS/S\tDONE\tIN FLIGHT\tLAST HEARTBEAT")
+	fmt.Fprintln(tw, "\nPROBE\tHOSTS/S\tDONE\tIN FLIGHT\tHELD\tSPOOLED\tLAST HEARTBEAT")
 	for _, p := range probes {
-		fmt.Fprintf(tw, "%s\t%.1f\t%d\t%d\t%s ago\n", p.ID, p.Rate, p.Done, p.Inflight, max(time.Since(p.At), 0).Round(time.Second))
+		fmt.Fprintf(tw, "%s\t%.1f\t%d\t%d\t%d\t%d\t%s ago\n", p.ID, p.Rate, p.Done, p.Inflight, p.Held, p.Spooled, max(time.Since(p.At), 0).Round(time.Second))
 	}
 	return tw.Flush()
 }

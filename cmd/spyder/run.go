@@ -17,6 +17,7 @@ import (
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/store"
+	"github.com/spyder-crawler/spyder/store/boltstore"
 	"github.com/spyder-crawler/spyder/worker"
 )
 
@@ -87,13 +88,21 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 		return nil, nil, err
 	}
 	log.Info("start", "version", crawl.Version, "queue", b.Name(), "concurrency", cfg.loop.Concurrency, "run", cfg.crawl.RunID, "probe", cfg.crawl.ProbeID)
-	r, err := wire(c, cfg, b, log)
+	local, created, err := openLocal(c, b, log)
+	if err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	r, err := wire(c, cfg, b, local, log)
 	if err == nil {
 		err = prepare(ctx, cfg, b, log)
 	}
 	if err != nil {
 		if r != nil {
 			r.close()
+		}
+		if created != "" {
+			os.RemoveAll(created)
 		}
 		b.Close()
 		return nil, nil, err
@@ -135,23 +144,27 @@ type running struct {
 	batcher *sink.Batcher
 	board   *dashboard.Board
 	probeID string
-	closes  []func() error // the limiter, the outputs, the servers; nil once closed
+	local   *boltstore.Local // a fleet probe's own file; nil standalone
+	closes  []func() error   // the limiter, the outputs, the servers; nil once closed
 }
 
 // wire builds the limiter, the probe, the metrics, the outputs and the
 // loop. On error, what it built is returned too, for close.
-func wire(c *cli.Context, cfg runConfig, b store.Backend, log *slog.Logger) (*running, error) {
-	local := limiter.New(cfg.rate, cfg.burst)
-	lim := limiter.Limiter(local)
+func wire(c *cli.Context, cfg runConfig, b store.Backend, local *boltstore.Local, log *slog.Logger) (*running, error) {
+	rates := limiter.New(cfg.rate, cfg.burst)
+	lim := limiter.Limiter(rates)
 	if cfg.fleetLimit {
-		lim = b.Limiters(local, cfg.rate, cfg.burst, log)
+		lim = b.Limiters(rates, cfg.rate, cfg.burst, log)
 	}
-	r := &running{q: b, log: log, m: metrics.New(lim), closes: []func() error{lim.Close}}
+	r := &running{q: b, log: log, m: metrics.New(lim), local: local, closes: []func() error{lim.Close}}
+	if local != nil {
+		r.closes = []func() error{local.Close, lim.Close} // closed last
+	}
 	probe, err := newProbe(cfg, lim, r.m, log)
 	if err != nil {
 		return r, err
 	}
-	out, err := openOutputs(c.Context, cfg, c.App.Writer, b, log, r.m)
+	out, err := openOutputs(c.Context, cfg, c.App.Writer, b, local, log, r.m)
 	if err != nil {
 		return r, err
 	}
@@ -166,6 +179,9 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, log *slog.Logger) (*ru
 	loop.ExitWhenEmpty = !b.Shared() || cfg.exitIfEmpty
 	if c, ok := probe.(*crawl.Crawler); ok {
 		loop.Check = c.CheckResolver
+	}
+	if local != nil {
+		loop.Held = local.Held()
 	}
 	r.loop = worker.New(b, probe, r.batcher, log, r.m, loop)
 	r.probeID = cfg.crawl.ProbeID

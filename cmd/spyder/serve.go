@@ -66,6 +66,9 @@ func (r *running) heartbeat(ctx context.Context, pt dashboard.Point, now time.Ti
 	bctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	b := store.ProbeBeat{ID: r.probeID, Rate: pt.Rate, Done: pt.Done, Inflight: pt.Inflight, At: now.UTC().Truncate(time.Millisecond)}
+	if r.local != nil {
+		b.Spooled, b.Held, _ = r.local.Counts(bctx)
+	}
 	if err := r.q.Heartbeat(bctx, b, beatTTL); err != nil && ctx.Err() == nil {
 		r.log.Debug("heartbeat_error", "err", err)
 	}

@@ -134,6 +134,29 @@ func openPages(path string, f *os.File, size int64) (*pageFile, []Loss, error) {
 // file is then left open until the process exits, since bbolt's state
 // cannot be trusted to close it.
 func openDB(path string, o Options) (db *bbolt.DB, err error) {
+	if db, err = openChecked(path, o); err != nil {
+		return nil, err
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen, bucketMeta} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("bucket %s: %w", b, err)
+			}
+		}
+		return recount(tx)
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// openChecked checks the file at path (see checkFile) and opens it with
+// bbolt, naming the file in every error. A panic inside bbolt, for damage
+// the check cannot see, becomes an error matching [ErrDamaged] (see
+// openDB).
+func openChecked(path string, o Options) (db *bbolt.DB, err error) {
 	if err := checkFile(path, o.Timeout); err != nil {
 		return nil, err
 	}
@@ -157,18 +180,6 @@ func openDB(path string, o Options) (db *bbolt.DB, err error) {
 	case err != nil && strings.Contains(err.Error(), path): // "open PATH: read-only file system"
 		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, b := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen, bucketMeta} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return fmt.Errorf("bucket %s: %w", b, err)
-			}
-		}
-		return recount(tx)
-	})
-	if err != nil {
-		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return db, nil

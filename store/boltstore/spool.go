@@ -20,34 +20,36 @@ var bucketSpool = []byte("spool")
 // survives a crash and is replayed by the next run. It is safe for
 // concurrent use.
 type Spool struct {
-	db    *bbolt.DB
-	fault *mapFault
+	db     *bbolt.DB
+	fault  *mapFault
+	bucket []byte
 }
 
 // Spool returns the spool kept in the store's file, creating its bucket if
 // needed. It implements [store.Backend].
 func (s *Store) Spool() (store.Spool, error) {
-	sp, err := newSpool(s.db, s.fault)
+	sp, err := newSpool(s.db, s.fault, bucketSpool, "spool")
 	if err != nil {
 		return nil, err
 	}
 	return sp, nil
 }
 
-// newSpool returns the spool kept in db, creating its bucket if needed.
-func newSpool(db *bbolt.DB, f *mapFault) (*Spool, error) {
-	err := ensureBucket(db, bucketSpool, "spool", func(b *bbolt.Bucket) error {
+// newSpool returns the FIFO kept in db's bucket name (used for what),
+// creating the bucket if needed.
+func newSpool(db *bbolt.DB, f *mapFault, name []byte, what string) (*Spool, error) {
+	err := ensureBucket(db, name, what, func(b *bbolt.Bucket) error {
 		// Peek would hand out a nested bucket as an empty batch that
 		// Remove cannot delete, blocking the spool for good.
 		if n := b.Stats().BucketN - 1; n > 0 {
-			return fmt.Errorf("bucket %s holds %d nested bucket(s), which spyder never writes: the file is damaged or another program wrote to it", bucketSpool, n)
+			return fmt.Errorf("bucket %s holds %d nested bucket(s), which spyder never writes: the file is damaged or another program wrote to it", name, n)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Spool{db: db, fault: f}, nil
+	return &Spool{db: db, fault: f, bucket: name}, nil
 }
 
 // Put appends data to the spool. It is durable when Put returns (unless the
@@ -57,7 +59,7 @@ func (s *Spool) Put(ctx context.Context, data []byte) error {
 		return err
 	}
 	err := update(s.db, s.fault, func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketSpool)
+		b := tx.Bucket(s.bucket)
 		seq, err := b.NextSequence()
 		if err != nil {
 			return err
@@ -77,7 +79,7 @@ func (s *Spool) Peek(ctx context.Context) (id string, data []byte, err error) {
 		return "", nil, err
 	}
 	err = s.db.View(func(tx *bbolt.Tx) error {
-		k, v := tx.Bucket(bucketSpool).Cursor().First()
+		k, v := tx.Bucket(s.bucket).Cursor().First()
 		if k != nil {
 			id, data = hex.EncodeToString(k), append([]byte(nil), v...)
 		}
@@ -100,7 +102,7 @@ func (s *Spool) Remove(ctx context.Context, id string) error {
 		return fmt.Errorf("spool remove: bad id %q", id)
 	}
 	err = update(s.db, s.fault, func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketSpool).Delete(k)
+		return tx.Bucket(s.bucket).Delete(k)
 	})
 	if err != nil {
 		return fmt.Errorf("spool remove: %w", err)
@@ -115,7 +117,7 @@ func (s *Spool) Len(ctx context.Context) (int, error) {
 	}
 	n := 0
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		n = tx.Bucket(bucketSpool).Stats().KeyN
+		n = tx.Bucket(s.bucket).Stats().KeyN
 		return nil
 	})
 	if err != nil {

@@ -1,0 +1,140 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/spyder-crawler/spyder/queue"
+)
+
+// ReclaimHoldoff is how long a loop waits, after the queue answers again
+// following an outage, before it reclaims expired leases: leases of live
+// probes may have passed their deadline while the queue could not be
+// reached, and their holders renew them within a second or two of it
+// answering (see [Loop.Run]). Only then are the leases still expired those
+// of probes that died.
+const ReclaimHoldoff = 5 * time.Second
+
+// link follows whether the queue answers, as the loop's own calls find it.
+// The end of an outage closes the channel comeback returned, which wakes
+// every heartbeat (to renew its lease at once rather than at its next
+// tick) and the replay of held writes. It is safe for concurrent use.
+type link struct {
+	mu   sync.Mutex
+	down time.Time     // start of the current outage; zero while up
+	upAt time.Time     // end of the last outage; zero if none
+	back chan struct{} // closed at the end of the current outage
+}
+
+func newLink() *link { return &link{back: make(chan struct{})} }
+
+// failed notes a call the queue did not answer, and reports whether that
+// starts an outage.
+func (k *link) failed() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.down.IsZero() {
+		return false
+	}
+	k.down = time.Now()
+	return true
+}
+
+// answered notes a call the queue answered; when that ends an outage it
+// wakes the waiters of comeback and returns how long the outage lasted,
+// else 0.
+func (k *link) answered() time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.down.IsZero() {
+		return 0
+	}
+	now := time.Now()
+	d := max(now.Sub(k.down), time.Nanosecond)
+	k.down, k.upAt = time.Time{}, now
+	close(k.back)
+	k.back = make(chan struct{})
+	return d
+}
+
+// comeback returns a channel closed when the queue next answers after an
+// outage.
+func (k *link) comeback() <-chan struct{} {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.back
+}
+
+// isDown reports whether the last call found the queue unreachable.
+func (k *link) isDown() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return !k.down.IsZero()
+}
+
+// holdoff returns how long reclaiming must still wait: ReclaimHoldoff
+// after the end of the last outage.
+func (k *link) holdoff() time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.upAt.IsZero() {
+		return 0
+	}
+	return ReclaimHoldoff - time.Since(k.upAt)
+}
+
+// noteErr feeds the outcome of a call to the queue into the link: errors
+// that say the queue answered (a lost lease, refused writes) or that the
+// caller gave up (a cancelled ctx, a closed store) are not an outage.
+func (w *Loop) noteErr(ctx context.Context, err error) {
+	switch {
+	case err == nil, errors.Is(err, queue.ErrLeaseLost), writesRefused(err):
+		w.noteUp()
+	case ctx.Err() != nil, errors.Is(err, queue.ErrClosed):
+	default:
+		if w.link.failed() {
+			w.log.Warn("queue_unreachable", "err", err, "in_flight", w.Inflight(),
+				"note", "in-flight work is kept; leases are renewed and kept writes replayed as soon as it answers")
+		}
+	}
+}
+
+// noteUp notes that the queue answered, and logs queue_reachable when
+// that ends an outage.
+func (w *Loop) noteUp() {
+	if d := w.link.answered(); d > 0 {
+		w.log.Info("queue_reachable", "down_for", d.Round(time.Millisecond).String(), "renewing", w.Inflight())
+	}
+}
+
+// reachable reports whether the queue answers now (one Stats call), and
+// feeds the answer into the link.
+func (w *Loop) reachable(ctx context.Context) bool {
+	_, err := w.q.Stats(ctx)
+	w.noteErr(ctx, err)
+	return err == nil
+}
+
+// waitQueue waits, after a call that failed with err, until the queue
+// answers again, and reports true; false when err was not an outage (the
+// queue answers, or refuses writes) or ctx ended first.
+func (w *Loop) waitQueue(ctx context.Context, err error) bool {
+	if err == nil || writesRefused(err) || errors.Is(err, queue.ErrClosed) || w.reachable(ctx) {
+		return false
+	}
+	for {
+		back := w.link.comeback()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-back:
+			return true
+		case <-time.After(leaseRetry):
+			if w.reachable(ctx) {
+				return true
+			}
+		}
+	}
+}
