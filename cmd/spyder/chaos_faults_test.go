@@ -184,9 +184,13 @@ func (c *chaos) between(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(c.rnd.Int64N(int64(hi-lo)))
 }
 
-// begin injects a fault of kind, or of another kind that can begin now.
-func (c *chaos) begin(kind string) {
+// begin injects a fault of kind, or with substitute of another kind that
+// can begin now, and reports whether it did.
+func (c *chaos) begin(kind string, substitute bool) bool {
 	s, ok := c.available(kind)
+	if !ok && !substitute {
+		return false
+	}
 	if !ok {
 		var can []string
 		for _, k := range c.kinds() {
@@ -195,7 +199,7 @@ func (c *chaos) begin(kind string) {
 			}
 		}
 		if len(can) == 0 {
-			return
+			return false
 		}
 		kind = can[c.rnd.IntN(len(can))]
 		s, _ = c.available(kind)
@@ -210,7 +214,7 @@ func (c *chaos) begin(kind string) {
 		r.fate, r.killed, r.end = "killed", true, time.Now()
 		e.end, e.note = time.Now(), r.name
 		c.launch(s)
-		return
+		return true
 	case "stop":
 		r := s.cur()
 		r.p.cmd.Process.Signal(syscall.SIGSTOP)
@@ -244,6 +248,7 @@ func (c *chaos) begin(kind string) {
 		s.fault = e
 	}
 	c.active = append(c.active, e)
+	return true
 }
 
 // endDue ends the faults whose time is up (all of them with all), and a
@@ -302,18 +307,68 @@ func (c *chaos) end(e *chaosEvent) {
 
 // restore imports the last export into the emptied Redis and seeds again
 // every host seeded so far (the ones the export holds are skipped), as the
-// README's recovery says.
+// README's recovery says. When the import is refused because the queue
+// already holds state again, that is a failure (the README says the
+// running probes pick the import up), and the soak goes on with the
+// README's way out: stop the probes, delete the state keys, import, start
+// them again.
 func (c *chaos) restore() {
 	t := c.t
 	if c.snap != nil {
 		f := mustFile(t, "snapshot.jsonl", []byte(c.snap.text))
-		if _, stderr, err := tryApp(t.Context(), append(append([]string{"queue", "import"}, c.direct...), f)...); err != nil {
-			t.Errorf("queue import of the export from %v after Redis came back empty: %v (state keys present: %s)\n%s",
+		args := append(append([]string{"queue", "import"}, c.direct...), f)
+		if _, stderr, err := tryApp(t.Context(), args...); err != nil {
+			t.Errorf("Redis came back empty and the fleet wrote to it before the export (from %v before) could be imported: "+
+				"%v; state keys present: %s. The README's restore (import into the emptied queue while the probes run) "+
+				"fails when a probe acknowledges a host it had in flight: the ack keeps the host's probe record (seen and probed) "+
+				"whether or not its lease is held. Going on by stopping the probes, deleting the state keys and importing.\n%s",
 				time.Since(c.snap.at).Round(time.Millisecond), err, c.stateKeys(), stderr)
+			c.stopAll()
+			c.deleteState()
+			if _, stderr, err := tryApp(t.Context(), args...); err != nil {
+				t.Errorf("queue import after deleting the state keys: %v\n%s", err, stderr)
+			}
+			for _, s := range c.slots {
+				c.launch(s)
+			}
 		}
 	}
 	if _, stderr, err := tryApp(t.Context(), append(append([]string{"queue", "seed"}, c.direct...), mustDomains(t, c.seeded))...); err != nil {
 		t.Errorf("queue seed after the restore: %v\n%s", err, stderr)
+	}
+}
+
+// stopAll stops every probe with SIGTERM (continuing a stopped one first)
+// and waits for it.
+func (c *chaos) stopAll() {
+	for _, s := range c.slots {
+		r := s.cur()
+		if !r.running() {
+			continue
+		}
+		r.p.cmd.Process.Signal(syscall.SIGCONT)
+		r.p.cmd.Process.Signal(syscall.SIGTERM)
+		if err := r.p.wait(c.t, 90*time.Second); err != nil {
+			c.t.Errorf("%s after SIGTERM: %v\n%s", r.name, err, tail(r.p.log(), 2000))
+		}
+		r.end = time.Now()
+		if s.fault != nil && s.fault.kind == "stop" {
+			r.fate = "stopped-then-terminated"
+		}
+	}
+}
+
+// deleteState deletes the queue's state keys, as the README's restore
+// says to when an import is refused (not the spool).
+func (c *chaos) deleteState() {
+	rdb := redis.NewClient(&redis.Options{Addr: c.srv.Addr})
+	defer rdb.Close()
+	var ks []string
+	for _, suffix := range []string{"", ":seen", ":leases", ":dead", ":processing", ":processing-noticed", ":probed"} {
+		ks = append(ks, c.direct[3]+suffix)
+	}
+	if err := rdb.Del(c.t.Context(), ks...).Err(); err != nil {
+		c.t.Fatalf("delete the state keys: %v", err)
 	}
 }
 

@@ -180,11 +180,14 @@ func (c *chaos) run() {
 			nextExport = time.Now().Add(cfg.exportGap)
 		}
 		if time.Now().After(nextFault) {
-			k := kinds[c.rnd.IntN(len(kinds))]
-			if len(order) > 0 {
-				k, order = kinds[order[0]], order[1:]
+			switch {
+			case len(order) == 0:
+				c.begin(kinds[c.rnd.IntN(len(kinds))], true)
+			case c.begin(kinds[order[0]], false):
+				order = order[1:]
+			default:
+				continue // the next kind of the first round waits for its turn
 			}
-			c.begin(k)
 			nextFault = time.Now().Add(c.gap())
 		}
 	}
