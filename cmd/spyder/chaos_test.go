@@ -163,7 +163,7 @@ func (c *chaos) run() {
 		c.launch(s)
 	}
 	nextSeed, nextExport := time.Now().Add(seedEvery), time.Now()
-	nextFault := time.Now().Add(c.gap())
+	nextFault, nextReport := time.Now().Add(c.gap()), time.Now().Add(time.Minute)
 	kinds := c.kinds()
 	order := c.rnd.Perm(len(kinds)) // every kind once first, then at random
 	for time.Since(c.start) < cfg.faults {
@@ -178,6 +178,12 @@ func (c *chaos) run() {
 		if !redisBusy && time.Now().After(nextExport) {
 			c.export()
 			nextExport = time.Now().Add(cfg.exportGap)
+		}
+		if cfg.long && time.Now().After(nextReport) {
+			st, err := c.stats()
+			t.Logf("%v: %d faults so far, %d of %d hosts seeded, queue %+v (err %v), %d deliveries",
+				time.Since(c.start).Round(time.Second), len(c.events), len(c.seeded), len(c.w.Seeds), st, err, len(c.ingest.deliveries()))
+			nextReport = nextReport.Add(time.Minute)
 		}
 		if time.Now().After(nextFault) {
 			switch {
