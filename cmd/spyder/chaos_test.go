@@ -246,10 +246,17 @@ func (c *chaos) export() {
 func (c *chaos) drain() {
 	t := c.t
 	limit := time.Now().Add(c.cfg.drainLimit)
+	// A probe keeping batches on its own disk replays them every few
+	// seconds: the endpoint is also to have taken nothing new for a while.
+	const quiet = 12 * time.Second
+	n, since := -1, time.Now()
 	for {
 		c.supervise()
+		if got := len(c.ingest.deliveries()); got != n {
+			n, since = got, time.Now()
+		}
 		st, err := c.stats()
-		if err == nil && st.Pending == 0 && st.Processing == 0 && c.spoolLen() == 0 {
+		if err == nil && st.Pending == 0 && st.Processing == 0 && c.spoolLen() == 0 && time.Since(since) > quiet {
 			break
 		}
 		if time.Now().After(limit) {
