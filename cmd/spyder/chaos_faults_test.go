@@ -305,36 +305,29 @@ func (c *chaos) end(e *chaosEvent) {
 	}
 }
 
-// restore imports the last export into the emptied Redis and seeds again
-// every host seeded so far (the ones the export holds are skipped), as the
-// README's recovery says. When the import is refused because the queue
-// already holds state again, that is a failure (the README says the
-// running probes pick the import up), and the soak goes on with the
-// README's way out: stop the probes, delete the state keys, import, start
-// them again.
+// restore brings the queue back after Redis came back empty, the way the
+// README says: stop the probes (what they keep stays in their state
+// directories), delete what they wrote into the emptied queue since (an
+// ack keeps its host's probe record even when its lease is gone), import
+// the last export, seed again every host seeded so far (the ones the
+// export holds are skipped) and start the probes again.
 func (c *chaos) restore() {
 	t := c.t
+	c.supervise() // a probe that exited meanwhile is told apart from the ones stopped here
+	c.stopAll()
+	c.deleteState()
 	if c.snap != nil {
 		f := mustFile(t, "snapshot.jsonl", []byte(c.snap.text))
-		args := append(append([]string{"queue", "import"}, c.direct...), f)
-		if _, stderr, err := tryApp(t.Context(), args...); err != nil {
-			t.Errorf("Redis came back empty and the fleet wrote to it before the export (from %v before) could be imported: "+
-				"%v; state keys present: %s. The README's restore (import into the emptied queue while the probes run) "+
-				"fails when a probe acknowledges a host it had in flight: the ack keeps the host's probe record (seen and probed) "+
-				"whether or not its lease is held. Going on by stopping the probes, deleting the state keys and importing.\n%s",
+		if _, stderr, err := tryApp(t.Context(), append(append([]string{"queue", "import"}, c.direct...), f)...); err != nil {
+			t.Errorf("queue import of the export from %v before, with the probes stopped and the state keys deleted: %v (state keys present: %s)\n%s",
 				time.Since(c.snap.at).Round(time.Millisecond), err, c.stateKeys(), stderr)
-			c.stopAll()
-			c.deleteState()
-			if _, stderr, err := tryApp(t.Context(), args...); err != nil {
-				t.Errorf("queue import after deleting the state keys: %v\n%s", err, stderr)
-			}
-			for _, s := range c.slots {
-				c.launch(s)
-			}
 		}
 	}
 	if _, stderr, err := tryApp(t.Context(), append(append([]string{"queue", "seed"}, c.direct...), mustDomains(t, c.seeded))...); err != nil {
 		t.Errorf("queue seed after the restore: %v\n%s", err, stderr)
+	}
+	for _, s := range c.slots {
+		c.launch(s)
 	}
 }
 
@@ -348,12 +341,15 @@ func (c *chaos) stopAll() {
 		}
 		r.p.cmd.Process.Signal(syscall.SIGCONT)
 		r.p.cmd.Process.Signal(syscall.SIGTERM)
-		if err := r.p.wait(c.t, 90*time.Second); err != nil {
-			c.t.Errorf("%s after SIGTERM: %v\n%s", r.name, err, tail(r.p.log(), 2000))
-		}
+		err := r.p.wait(c.t, 90*time.Second)
 		r.end = time.Now()
-		if s.fault != nil && s.fault.kind == "stop" {
-			r.fate = "stopped-then-terminated"
+		switch {
+		case s.fault != nil && s.fault.kind == "disk-full" && err != nil:
+			r.fate, r.killed = "halted", true // its disk filled before it could stop; checked when the fault ends
+		case err != nil:
+			c.t.Errorf("%s after SIGTERM: %v\n%s", r.name, err, tail(r.p.log(), 2000))
+		case s.fault != nil && s.fault.kind == "stop":
+			r.fate, r.killed = "stopped-then-terminated", true
 		}
 	}
 }

@@ -48,7 +48,7 @@ type chaosConfig struct {
 // chaosSettings reads SPYDER_CHAOS (the long run's fault duration) and
 // SPYDER_CHAOS_HOSTS; without them, the short version make test runs.
 func chaosSettings(t *testing.T) chaosConfig {
-	c := chaosConfig{faults: 40 * time.Second, hosts: 1200, probes: 3, conc: 24, lease: 4 * time.Second,
+	c := chaosConfig{faults: 35 * time.Second, hosts: 1200, probes: 3, conc: 24, lease: 4 * time.Second,
 		gapMin: 1500 * time.Millisecond, gapMax: 3500 * time.Millisecond, exportGap: 5 * time.Second, drainLimit: 2 * time.Minute}
 	if s := os.Getenv("SPYDER_CHAOS"); s != "" {
 		d, err := time.ParseDuration(s)
