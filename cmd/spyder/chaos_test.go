@@ -229,7 +229,7 @@ func (c *chaos) export() {
 		return
 	}
 	s := &chaosSnapshot{at: time.Now(), text: out, done: map[string]bool{}}
-	_, pending, processing := openHostsOf(c.t, out)
+	pending, processing := openHostsOf(c.t, out)
 	for _, l := range strings.Split(out, "\n") {
 		if h, ok := strings.CutPrefix(l, `{"kind":"seen","host":"`); ok {
 			h = h[:strings.IndexByte(h, '"')]
