@@ -96,10 +96,18 @@ bench: deps
 
 # soak runs the long tests (SPYDER_SOAK=1) with -race; then the load tests
 # at full size without -race, whose figures would otherwise measure the race
-# detector (cmd/spyder/load_test.go); then every fuzz target.
+# detector (cmd/spyder/load_test.go); then the chaos soak, faults injected
+# for CHAOS_DURATION into a fleet crawling CHAOS_HOSTS hosts
+# (cmd/spyder/chaos_test.go; it prints its fault table); then every fuzz
+# target.
+CHAOS_DURATION ?= 30m
+CHAOS_HOSTS    ?= 20000
+CHAOS_TIMEOUT  ?= 90m
+
 soak: deps
 	SPYDER_SOAK=1 $(GO) test -race -count=1 -timeout 80m $(PKGS)
 	SPYDER_SOAK=1 $(GO) test -count=1 -run '^TestLoad' -v -timeout 60m ./cmd/spyder/
+	SPYDER_CHAOS=$(CHAOS_DURATION) SPYDER_CHAOS_HOSTS=$(CHAOS_HOSTS) $(GO) test -count=1 -run '^TestChaos_Fleet$$' -v -timeout $(CHAOS_TIMEOUT) ./cmd/spyder/
 	$(MAKE) --no-print-directory fuzz
 
 # fuzz runs each fuzz target for FUZZTIME, one per `go test` as go requires.
