@@ -137,6 +137,11 @@ func (s *Store) retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, no
 		if err := putDead(tx.Bucket(bucketDead), raw, reason, now); err != nil {
 			return h, true, err
 		}
+		if h != "" {
+			if err := s.setSeen(tx, h, seenIdle, false); err != nil {
+				return h, true, err
+			}
+		}
 		return h, true, s.count(tx, counts{dead: 1})
 	}
 	it, err := queue.DecodeItem(raw)

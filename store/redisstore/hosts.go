@@ -92,12 +92,7 @@ func dropTable(ctx context.Context, c redis.UniversalClient, base string) (int64
 // probe (it went to dead, or was done before probes were kept) is not
 // taken for queued. Hosts without a seen record get none, as exported.
 func hostRecords(recs []queue.Record) []any {
-	queued := map[string]bool{}
-	for _, r := range recs {
-		if (r.Kind == queue.KindPending || r.Kind == queue.KindProcessing) && r.Item != nil {
-			queued[string(r.Item.Host)] = true
-		}
-	}
+	queued := queue.QueuedHosts(recs)
 	var out []any
 	for _, r := range recs {
 		if r.Kind != queue.KindSeen {
@@ -107,7 +102,7 @@ func hostRecords(recs []queue.Record) []any {
 		switch {
 		case r.Outcome != "":
 			v = queue.Probe{At: r.At, Outcome: r.Outcome}.Encode()
-		case queued[string(r.Host)]:
+		case queued[r.Host]:
 			v = recQueued
 		}
 		out = append(out, string(r.Host), v)

@@ -26,4 +26,5 @@ var allScripts = []*redis.Script{
 	seedScript, leaseAckScript, extendScript, finishScript, releaseScript,
 	reclaimScript, statsScript, retryDeadScript, purgeDeadScript, snapshotScript, loadScript,
 	heartbeatScript, probeListScript, queuedScript, requeueScript, hostPutScript,
+	emitClaimScript, emitMarkScript,
 }
