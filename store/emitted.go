@@ -84,3 +84,20 @@ func (m *MemoryEmitted) Mark(_ context.Context, run string, keys []string) error
 	}
 	return nil
 }
+
+// RunDropper is an [Emitted] that can forget a finished run: DropRun
+// deletes run's seen set and reports how many keys it held. A writer still
+// writing that run would then write again what it meets, so drop a run
+// only once its crawl is over.
+type RunDropper interface {
+	DropRun(ctx context.Context, run string) (int64, error)
+}
+
+// DropRun implements [RunDropper].
+func (m *MemoryEmitted) DropRun(_ context.Context, run string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.runs[run])
+	delete(m.runs, run)
+	return int64(n), nil
+}

@@ -132,3 +132,24 @@ func keyOf(b *bbolt.Bucket) func(string) []byte {
 // order, so a page split leaves both halves room for the keys that fall
 // between, and bbolt's default (half full) suits them.
 const emittedFill = bbolt.DefaultFillPercent
+
+// DropRun implements [store.RunDropper]: it deletes run's bucket, whose
+// pages the file then reuses.
+func (e *Emitted) DropRun(ctx context.Context, run string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := update(e.db, e.fault, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketEmitted).Bucket([]byte(run))
+		if b == nil {
+			return nil
+		}
+		n = int64(b.Stats().KeyN)
+		return tx.Bucket(bucketEmitted).DeleteBucket([]byte(run))
+	})
+	if err != nil {
+		return 0, fmt.Errorf("drop run %s: %w", run, err)
+	}
+	return n, nil
+}
