@@ -92,7 +92,40 @@ func footprintRedis(t *testing.T, list string, hosts int, wargs []string) float6
 	after := usedMemory(t, c)
 	stats := runApp(t, append([]string{"queue", "stats"}, backend...)...)
 	t.Logf("used_memory %d before seeding, %d after the crawl\n%s", before, after, stats)
+	logKeyMemory(t, c)
 	return float64(after-before) / float64(hosts)
+}
+
+// logKeyMemory logs MEMORY USAGE summed by kind of key (bucket numbers,
+// run names and store IDs left out), and Redis's own overheads.
+func logKeyMemory(t *testing.T, c *redis.Client) {
+	ctx := context.Background()
+	sum, count := map[string]int64{}, map[string]int{}
+	iter := c.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		kind := k
+		if i := strings.LastIndexByte(kind, '#'); i >= 0 {
+			kind = kind[:i+1] + "N"
+		}
+		if i := strings.Index(kind, ":replies:"); i >= 0 {
+			kind = kind[:i] + ":replies:ID"
+		}
+		n, _ := c.MemoryUsage(ctx, k, 0).Result()
+		sum[kind] += n
+		count[kind]++
+	}
+	for kind, n := range sum {
+		t.Logf("  %-40s %5d keys %10d bytes", kind, count[kind], n)
+	}
+	info, _ := c.Info(ctx, "memory").Result()
+	for _, line := range strings.Split(info, "\n") {
+		for _, f := range []string{"used_memory_scripts:", "used_memory_overhead:", "used_memory_dataset:", "used_memory_vm_eval:"} {
+			if strings.HasPrefix(line, f) {
+				t.Logf("  %s", strings.TrimSpace(line))
+			}
+		}
+	}
 }
 
 // footprintBolt crawls list standalone into a new bbolt file and returns
