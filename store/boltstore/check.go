@@ -143,7 +143,7 @@ func openDB(path string, o Options) (db *bbolt.DB, err error) {
 			db, err = nil, &damageError{path: path, loss: Loss{Page: -1, What: fmt.Sprint(r)}}
 		}
 	}()
-	db, err = bbolt.Open(path, 0o600, &bbolt.Options{
+	db, err = bbolt.Open(path, 0o600, &bbolt.Options{ // AllocSize is set below: Options has none
 		Timeout:        o.Timeout,
 		NoSync:         o.NoSync,
 		NoFreelistSync: true,
@@ -159,6 +159,7 @@ func openDB(path string, o Options) (db *bbolt.DB, err error) {
 	case err != nil:
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	db.AllocSize = allocSize
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen, bucketMeta} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
