@@ -30,6 +30,13 @@ type Emitted interface {
 	Mark(ctx context.Context, run string, keys []string) error
 }
 
+// KeyHash returns the first 16 bytes of key's SHA-256: what seen sets
+// stored before [KeyPrint], and what a bbolt run begun then goes on with.
+func KeyHash(key string) [16]byte {
+	s := sha256.Sum256([]byte(key))
+	return [16]byte(s[:16])
+}
+
 // KeyPrint returns the first 8 bytes of key's SHA-256, big-endian: what
 // seen sets store, so that each key costs 8 bytes whatever its length.
 //

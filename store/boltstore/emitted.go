@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 
@@ -114,8 +113,8 @@ func printKey(k string) []byte {
 // hashKey is how an older spyder keyed an output key: the first 16 bytes
 // of its SHA-256.
 func hashKey(k string) []byte {
-	h := sha256.Sum256([]byte(k))
-	return h[:16]
+	h := store.KeyHash(k)
+	return h[:]
 }
 
 // keyOf returns how run bucket b keys output keys: a run an older spyder
