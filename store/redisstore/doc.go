@@ -40,8 +40,9 @@
 // compact encodings (listpack, intset) at a few bytes a member, grown one
 // bucket split at a time by linear hashing as they fill, so that a crawl
 // of 100,000 hosts and one of hundreds of millions both keep every bucket
-// small. A finished crawl keeps about 35 bytes a host in the host table
-// and 8 per key of the output seen set; `spyder queue drop-run RUN`
+// small. A finished crawl of 100,000 hosts of the simulated internet kept
+// 42 bytes a host in the host table and 22 in the output seen set (8 bytes
+// a key, buckets included); `spyder queue drop-run RUN`
 // deletes a finished run's set. A queue written by a spyder before the
 // host table (with spyder:queue:seen and spyder:queue:probed) is refused
 // by [Open], which says how to move it: export with that spyder, import

@@ -19,8 +19,8 @@ import (
 //	                     was imported bare from an export
 //
 // It replaces the seen set and the probe hash of the layout before it: a
-// record is what both said, in one listpack entry of about 35 bytes
-// instead of some 140 over two big keys, and a dead host is no longer
+// record is what both said, in one listpack entry of about 40 bytes
+// (its bucket's share included) instead of some 140 over two big keys, and a dead host is no longer
 // counted as queued. The host name is the field, so `--revisit` and `queue
 // retry` find done hosts by scanning the buckets.
 
