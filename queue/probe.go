@@ -89,3 +89,17 @@ func MatchOutcome(pattern, outcome string) bool {
 	}
 	return pattern == outcome
 }
+
+// QueuedHosts returns the hosts of recs that an item pending or in flight
+// names: the hosts an import holds queued. A seen record without a probe
+// whose host is not among them is not queued: it went to dead, or an older
+// spyder probed it before it kept probes.
+func QueuedHosts(recs []Record) map[host.Name]bool {
+	out := map[host.Name]bool{}
+	for _, r := range recs {
+		if (r.Kind == KindPending || r.Kind == KindProcessing) && r.Item != nil {
+			out[r.Item.Host] = true
+		}
+	}
+	return out
+}

@@ -226,6 +226,17 @@ type entry struct {
 // build returns the batch of results' new nodes and edges (and every
 // result's outcome), with the keys to mark once it is written.
 //
+// Only what several hosts' probes may both meet goes through the run's seen
+// set: domain, IP and certificate nodes, and the edges whose source is not
+// the probed host (an IP's IN_AS, a redirect hop's REDIRECTS_TO). An edge
+// from the probed host itself is written by that host's probe alone, as
+// the queue leases each host to one probe at a time and a done host is not
+// probed again in the same run unless it is queued again; keeping it out
+// of the seen set is most of what the set would otherwise hold. The price:
+// a host probed twice in one run (its lease expired after its batch was
+// written and before its ack, or it was queued again by hand, by queue
+// retry or by --revisit under the same --run) writes its own edges again.
+//
 // A probed host's node comes from its own probe, even when the probe found
 // nothing (an NXDOMAIN host still gets its node, for the edges that point
 // at it). A host that appears only as another host's edge target gets a
@@ -269,7 +280,16 @@ func (b *Batcher) build(ctx context.Context, results []*crawl.Result) (*crawl.Ba
 			add(keyCert+c.SPKISHA256, func() { batch.NodesCert = append(batch.NodesCert, c) })
 		}
 		for _, e := range r.Edges {
-			add(keyEdge+e.Type+"\x00"+e.Source+"\x00"+e.Target, func() { batch.Edges = append(batch.Edges, e) })
+			k := keyEdge + e.Type + "\x00" + e.Source + "\x00" + e.Target
+			if e.Source != r.Host {
+				add(k, func() { batch.Edges = append(batch.Edges, e) })
+			} else if !inBatch[k] {
+				// The host's own edge: only its probe writes it, and the
+				// queue leases a host to one probe at a time, so it needs
+				// no seen-set key (see build's doc).
+				inBatch[k] = true
+				batch.Edges = append(batch.Edges, e)
+			}
 		}
 	}
 	bare, err := b.unqueued(ctx, bare)

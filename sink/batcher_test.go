@@ -105,9 +105,17 @@ func TestBatcher_DeduplicatesPerRun(t *testing.T) {
 	// c.com was linked before it is probed: its own node (with TXT) is
 	// still emitted; x.org and the shared address are not repeated.
 	mustAdd(t, b, result("c.com", "x.org", "a.com"))
-	// A host probed again (after a lease expired) adds nothing but its
-	// outcome.
-	mustAdd(t, b, result("a.com", "x.org"))
+	// A host probed again in the run (after a lease expired) repeats only
+	// its own edges, which no other host's probe writes: nodes and edges
+	// from other sources stay once per run.
+	again := result("a.com", "x.org")
+	again.Edges = append(again.Edges, crawl.Edge{Type: crawl.InAS, Source: "192.0.2.1", Target: "AS64500"},
+		crawl.Edge{Type: crawl.RedirectsTo, Source: "hop.net", Target: "land.org"})
+	mustAdd(t, b, again)
+	d := result("d.com")
+	d.Edges = append(d.Edges, crawl.Edge{Type: crawl.InAS, Source: "192.0.2.1", Target: "AS64500"},
+		crawl.Edge{Type: crawl.RedirectsTo, Source: "hop.net", Target: "land.org"})
+	mustAdd(t, b, d)
 
 	want := [][]string{
 		{
@@ -117,7 +125,8 @@ func TestBatcher_DeduplicatesPerRun(t *testing.T) {
 			"ip 192.0.2.1", "probe a.com", "probe b.com",
 		},
 		{"LINKS_TO c.com a.com", "LINKS_TO c.com x.org", "RESOLVES_TO c.com 192.0.2.1", "domain c.com txt of c.com", "probe c.com"},
-		{"probe a.com"},
+		{"IN_AS 192.0.2.1 AS64500", "LINKS_TO a.com x.org", "REDIRECTS_TO hop.net land.org", "RESOLVES_TO a.com 192.0.2.1", "probe a.com"},
+		{"RESOLVES_TO d.com 192.0.2.1", "domain d.com txt of d.com", "probe d.com"},
 	}
 	var got [][]string
 	for _, batch := range rec.all() {

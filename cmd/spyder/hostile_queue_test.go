@@ -174,7 +174,7 @@ func injectGarbage(t *testing.T, backend string, flags []string) int64 {
 	if err := c.RPush(ctx, base+":dead", "not a dead entry").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SAdd(ctx, base+":seen", "\xff not a host").Err(); err != nil {
+	if err := c.HSet(ctx, base+":hosts#long", "\xff not a host", "q").Err(); err != nil {
 		t.Fatal(err)
 	}
 	return int64(len(pending)) + 4

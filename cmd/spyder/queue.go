@@ -63,6 +63,7 @@ func queueCommand() *cli.Command {
 			}),
 			salvageCommand(),
 			retryCommand(),
+			dropRunCommand(),
 			{
 				Name:  "dead",
 				Usage: "list, retry or purge dead items",

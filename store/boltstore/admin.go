@@ -71,6 +71,9 @@ func (s *Store) RetryDead(ctx context.Context, limit int) (int, error) {
 			if err := pushBack(pending, d.Item.Encode()); err != nil {
 				return err
 			}
+			if err := s.setSeen(tx, d.Item.Host, seenQueued, true); err != nil {
+				return err
+			}
 			keys = append(keys, append([]byte(nil), k...))
 		}
 		for _, k := range keys {
@@ -194,6 +197,7 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 		pending, proc := tx.Bucket(bucketPending), tx.Bucket(bucketProcessing)
 		dead, seen := tx.Bucket(bucketDead), tx.Bucket(bucketSeen)
 		var d counts
+		queued := queue.QueuedHosts(recs)
 		for i, r := range recs {
 			if i%1024 == 0 && ctx.Err() != nil {
 				return ctx.Err()
@@ -225,9 +229,12 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 				if seen.Get([]byte(r.Host)) == nil {
 					d.seen++
 				}
-				var v []byte
-				if r.Outcome != "" {
+				v := seenIdle
+				switch {
+				case r.Outcome != "":
 					v = []byte(queue.Probe{At: r.At, Outcome: r.Outcome}.Encode())
+				case queued[r.Host]:
+					v = seenQueued
 				}
 				err = seen.Put([]byte(r.Host), v)
 			default:

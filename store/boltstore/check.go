@@ -137,6 +137,7 @@ func openDB(path string, o Options) (db *bbolt.DB, err error) {
 	if db, err = openChecked(path, o); err != nil {
 		return nil, err
 	}
+	db.AllocSize = allocSize // bbolt.Options has no AllocSize
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range [][]byte{bucketPending, bucketProcessing, bucketDead, bucketSeen, bucketMeta} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {

@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"go.etcd.io/bbolt"
@@ -63,9 +64,9 @@ func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, 
 		if b == nil {
 			return nil
 		}
+		key := keyOf(b)
 		for i, k := range keys {
-			h := store.KeyHash(k)
-			out[i] = b.Get(h[:]) != nil
+			out[i] = b.Get(key(k)) != nil
 		}
 		return nil
 	})
@@ -89,9 +90,10 @@ func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 		if err != nil {
 			return err
 		}
+		b.FillPercent = emittedFill
+		key := keyOf(b)
 		for _, k := range keys {
-			h := store.KeyHash(k)
-			if err := b.Put(h[:], nil); err != nil {
+			if err := b.Put(key(k), nil); err != nil {
 				return err
 			}
 		}
@@ -101,4 +103,52 @@ func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 		return fmt.Errorf("emitted mark: %w", err)
 	}
 	return nil
+}
+
+// printKey is the bbolt key of an output key: its 8-byte print.
+func printKey(k string) []byte {
+	return binary.BigEndian.AppendUint64(nil, store.KeyPrint(k))
+}
+
+// hashKey is how an older spyder keyed an output key: the first 16 bytes
+// of its SHA-256.
+func hashKey(k string) []byte {
+	h := store.KeyHash(k)
+	return h[:]
+}
+
+// keyOf returns how run bucket b keys output keys: a run an older spyder
+// began holds 16-byte hashes and goes on with them, so that it repeats
+// nothing; any other run holds 8-byte prints.
+func keyOf(b *bbolt.Bucket) func(string) []byte {
+	if k, _ := b.Cursor().First(); len(k) == 16 {
+		return hashKey
+	}
+	return printKey
+}
+
+// emittedFill is the fill of a run bucket's pages: prints arrive in no
+// order, so a page split leaves both halves room for the keys that fall
+// between, and bbolt's default (half full) suits them.
+const emittedFill = bbolt.DefaultFillPercent
+
+// DropRun implements [store.RunDropper]: it deletes run's bucket, whose
+// pages the file then reuses.
+func (e *Emitted) DropRun(ctx context.Context, run string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := update(e.db, e.fault, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketEmitted).Bucket([]byte(run))
+		if b == nil {
+			return nil
+		}
+		n = int64(b.Stats().KeyN)
+		return tx.Bucket(bucketEmitted).DeleteBucket([]byte(run))
+	})
+	if err != nil {
+		return 0, fmt.Errorf("drop run %s: %w", run, err)
+	}
+	return n, nil
 }

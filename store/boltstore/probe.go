@@ -13,8 +13,31 @@ import (
 
 // A host's last probe lives in its seen record's value: empty while the
 // host is queued (seeded or requeued, not yet probed), "<unix> <outcome>"
-// once it is done. So the record costs a host a dozen bytes more, and no
-// key of its own.
+// once it is done, "d" when it is neither (it went to dead, or was
+// imported without a probe and without an item). So the record costs a
+// host a dozen bytes more, and no key of its own.
+var (
+	seenQueued = []byte{}
+	seenIdle   = []byte("d")
+)
+
+// setSeen sets h's seen value to v, counting a host not seen before. With
+// overProbe false a probe record is kept (an item pushed by hand for a done
+// host went to dead: the host stays done).
+func (s *Store) setSeen(tx *bbolt.Tx, h host.Name, v []byte, overProbe bool) error {
+	seen := tx.Bucket(bucketSeen)
+	old := seen.Get([]byte(h))
+	if !overProbe && len(old) > 0 && !bytes.Equal(old, seenIdle) {
+		return nil
+	}
+	if err := seen.Put([]byte(h), v); err != nil {
+		return err
+	}
+	if old == nil {
+		return s.count(tx, counts{seen: 1})
+	}
+	return nil
+}
 
 // requeueChunk is how many done hosts one Requeue transaction moves.
 const requeueChunk = 10_000

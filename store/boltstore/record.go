@@ -19,14 +19,24 @@ const backBase = 1 << 63
 
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
-// pushBack appends raw to pending.
+// pushBack appends raw to pending. Its key is above every key before it,
+// so pages are filled whole before they split instead of half (bbolt's
+// default, which suits keys that arrive in no order): a seeded list takes
+// half the pages, and the file's high-water mark is lower.
 func pushBack(b *bbolt.Bucket, raw []byte) error {
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err
 	}
+	b.FillPercent = 1.0
 	return b.Put(u64(backBase+seq), raw)
 }
+
+// allocSize is how much the file grows at a time once it is past a few
+// MiB (bbolt's default is 16 MiB): a file's size is then within 4 MiB of
+// what it holds, at the cost of growing it (and syncing its size) four
+// times as often, once every few thousand hosts.
+const allocSize = 4 << 20
 
 // pushFront puts raw before every pending item: under the first key's
 // first 8 bytes (zero-padded) minus one, which sorts before it. A first key
@@ -136,6 +146,11 @@ func (s *Store) retryOrBury(tx *bbolt.Tx, raw []byte, reason string, max int, no
 	bury := func(h host.Name, raw []byte, reason string) (host.Name, bool, error) {
 		if err := putDead(tx.Bucket(bucketDead), raw, reason, now); err != nil {
 			return h, true, err
+		}
+		if h != "" {
+			if err := s.setSeen(tx, h, seenIdle, false); err != nil {
+				return h, true, err
+			}
 		}
 		return h, true, s.count(tx, counts{dead: 1})
 	}

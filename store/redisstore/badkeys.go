@@ -36,8 +36,8 @@ func (s *Store) interpret(ctx context.Context, op string, err error) error {
 // there, or "" when all look right (or Redis cannot be asked).
 func (s *Store) badKeys(ctx context.Context) string {
 	want := []struct{ key, typ string }{
-		{s.k.pending, "list"}, {s.k.legacy, "list"}, {s.k.dead, "list"}, {s.k.seen, "set"},
-		{s.k.leases, "zset"}, {s.k.leaseSeq, "string"}, {s.k.legacySeen, "hash"}, {s.k.probed, "hash"},
+		{s.k.pending, "list"}, {s.k.legacy, "list"}, {s.k.dead, "list"}, {s.k.hostsMeta, "hash"},
+		{s.k.leases, "zset"}, {s.k.leaseSeq, "string"}, {s.k.legacySeen, "hash"}, {s.k.hosts + "#long", "hash"},
 	}
 	pipe := s.c.Pipeline()
 	types := make([]*redis.StatusCmd, len(want))

@@ -107,7 +107,7 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]queue.DeadItem, error) {
 //go:embed retrydead.lua
 var retryDeadLua string
 
-var retryDeadScript = redis.NewScript(retryDeadLua)
+var retryDeadScript = redis.NewScript(bucketsLua + retryDeadLua)
 
 // RetryDead implements [queue.Queue]. Items go to the back of the line,
 // oldest dead first. Bytes that never decoded go back as they are (and will
@@ -129,18 +129,18 @@ func (s *Store) RetryDead(ctx context.Context, limit int) (int, error) {
 		if len(entries) == 0 {
 			return moved, nil
 		}
-		args := make([]any, 0, 2*len(entries))
+		args := make([]any, 0, 3*len(entries))
 		for _, e := range entries {
 			d := decodeDead([]byte(e))
-			payload := d.Raw
+			payload, h := d.Raw, ""
 			if d.Item != nil {
 				it := *d.Item
 				it.Attempt = 0
-				payload = it.Encode()
+				payload, h = it.Encode(), string(it.Host)
 			}
-			args = append(args, e, payload)
+			args = append(args, e, payload, h)
 		}
-		v, err := s.run(ctx, "retry dead", retryDeadScript, []string{s.k.dead, s.k.pending}, args...)
+		v, err := s.run(ctx, "retry dead", retryDeadScript, []string{s.k.dead, s.k.pending, s.k.hostsMeta}, args...)
 		if err != nil {
 			return moved, err
 		}

@@ -21,14 +21,32 @@
 //	spyder:queue                       list    pending items: LPUSH in, RPOP oldest
 //	spyder:queue:leases                zset    in flight: "<lease ID> <item>" → deadline (Unix ms)
 //	spyder:queue:dead                  list    dead entries, oldest first (RPUSH)
-//	spyder:queue:seen                  set     every host ever seeded
-//	spyder:queue:probed                hash    done host → its last probe, "<Unix s> <outcome>"
+//	spyder:queue:hosts#<i>             hash    bucket i of the host table: host → "q" (queued),
+//	                                           "<Unix s> <outcome>" (done: its last probe) or "d" (dead)
+//	spyder:queue:hosts#meta            hash    the host table's l, p (its bucket count is 2^l + p) and n (hosts)
+//	spyder:queue:hosts#long            hash    the records of hosts whose name or record is over 64 bytes
+//	spyder:queue:emitted:<run>#<i>     set     bucket i of run's output seen set: 8-byte key prints (intset)
+//	spyder:queue:emitted:<run>#meta    hash    that table's l, p and n
+//	spyder:queue:emitting:<run>        hash    key print → "<owner> <deadline ms>": claims of keys being written
 //	spyder:queue:processing            list    in flight under the list protocol (read only)
 //	spyder:queue:processing-noticed    hash    list-protocol in-flight item → when Reclaim first saw it
 //	spyder:queue:lease-seq             string  counter lease IDs are drawn from
 //	spyder:queue:replies:<store>       hash    recent script outcomes of one Store (see below)
 //	spyder:queue:probes                hash    probe ID → its last heartbeat (JSON); expires with the last beat
 //	spyder:queue:probes-expiry         zset    probe ID → when its last heartbeat expires (Unix ms)
+//
+// The host table and the runs' output seen sets are bucketed tables
+// (buckets.lua): many small hashes or sets, which Redis keeps in their
+// compact encodings (listpack, intset) at a few bytes a member, grown one
+// bucket split at a time by linear hashing as they fill, so that a crawl
+// of 100,000 hosts and one of hundreds of millions both keep every bucket
+// small. A finished crawl of 100,000 hosts of the simulated internet kept
+// 42 bytes a host in the host table and 22 in the output seen set (8 bytes
+// a key, buckets included); `spyder queue drop-run RUN`
+// deletes a finished run's set. A queue written by a spyder before the
+// host table (with spyder:queue:seen and spyder:queue:probed) is refused
+// by [Open], which says how to move it: export with that spyder, import
+// with this one.
 //
 // Items are the list protocol's JSON, stored as they came (unknown fields
 // included). A dead entry is
@@ -42,8 +60,9 @@
 //	redis-cli ZRANGE spyder:queue:leases 0 9 WITHSCORES         # ten leases closest to expiry
 //	redis-cli ZRANGEBYSCORE spyder:queue:leases -inf $(( $(date +%s) * 1000 ))  # expired, not yet reclaimed
 //	redis-cli LRANGE spyder:queue:dead 0 9                      # ten oldest dead items
-//	redis-cli SCARD spyder:queue:seen                           # hosts ever seeded
-//	redis-cli HGET spyder:queue:probed example.com              # its last probe
+//	redis-cli HGET spyder:queue:hosts#meta n                    # hosts ever seeded
+//	spyder queue stats                                          # the same, and a host's record is in
+//	                                                            # the bucket its name's SHA-1 picks (see buckets.lua)
 //
 // A lease ID is "<seq>-<lease start, Unix ms>"; the score is the deadline.
 // spyder queue stats shows the same numbers.
@@ -93,7 +112,7 @@
 // is answered with the first outcome instead of leasing twice or reporting a
 // lease it had just acked as lost.
 //
-// Requires Redis 6.2 or newer (RPOP with a count, ZMSCORE, SMISMEMBER, COPY).
+// Requires Redis 6.2 or newer (RPOP with a count, ZMSCORE, COPY).
 // An ACL user needs its keys (~spyder:queue*) and +@read +@write +@scripting
 // +time; INFO (for the version check in [Open]) is optional.
 package redisstore

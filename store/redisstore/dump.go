@@ -24,7 +24,7 @@ const dumpChunk = 1000
 //go:embed snapshot.lua
 var snapshotLua string
 
-var snapshotScript = redis.NewScript(snapshotLua)
+var snapshotScript = redis.NewScript(bucketsLua + snapshotLua)
 
 // Dump implements [queue.Queue] on a consistent snapshot: one script copies
 // the state keys server-side, Dump reads the copies in chunks and deletes
@@ -41,10 +41,11 @@ func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 		return err
 	}
 	from, to := s.k.state(), snap.state()
-	v, err := s.run(ctx, "dump", snapshotScript, append(from, to...), 3600)
+	v, err := s.run(ctx, "dump", snapshotScript, append(from, to...), 3600, s.k.hostsMeta, snap.hostsMeta)
 	if err != nil {
 		return err
 	}
+	defer s.dropTable(context.WithoutCancel(ctx), snap.hosts)
 	defer s.c.Del(context.WithoutCancel(ctx), to...)
 	now := time.UnixMilli(toInt64(v))
 	if err := s.dumpPending(ctx, snap, fn); err != nil {
@@ -179,58 +180,57 @@ func (s *Store) dumpDead(ctx context.Context, snap keys, fn func(queue.Record) e
 	}
 }
 
+// dumpSeen writes a seen record for every host of the snapshot's host
+// table: with its last probe when it is done, bare when it is queued or
+// dead (see hostRecords for how Load reads them back).
 func (s *Store) dumpSeen(ctx context.Context, snap keys, fn func(queue.Record) error) error {
-	done := map[string]bool{} // SSCAN may repeat a member
-	var cursor uint64
-	for {
-		hosts, next, err := s.c.SScan(ctx, snap.seen, cursor, "", dumpChunk).Result()
-		if err != nil {
+	nb, err := s.tableBuckets(ctx, snap.hosts)
+	if err != nil {
+		return err
+	}
+	for first := int64(0); first <= nb; first += dumpChunk / hostLoad {
+		pipe := s.c.Pipeline()
+		var cmds []*redis.MapStringStringCmd
+		for i := first; i < min(nb+1, first+dumpChunk/hostLoad); i++ {
+			key := snap.hosts + "#long" // after the last bucket
+			if i < nb {
+				key = bucketKey(snap.hosts, i)
+			}
+			cmds = append(cmds, pipe.HGetAll(ctx, key))
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 			return s.interpret(ctx, "dump", err)
 		}
-		probes, err := s.lastProbes(ctx, snap, hosts)
-		if err != nil {
-			return err
-		}
-		for i, h := range hosts {
-			if done[h] {
-				continue
+		for _, c := range cmds {
+			hosts := c.Val()
+			names := make([]string, 0, len(hosts))
+			for h := range hosts {
+				names = append(names, h)
 			}
-			done[h] = true
-			r := queue.Record{Kind: queue.KindSeen, Host: host.Name(h)}
-			if p, err := queue.ParseProbe(r.Host, probes[i]); err == nil {
-				r.At, r.Outcome = p.At, p.Outcome
+			slices.Sort(names)
+			for _, h := range names {
+				r := queue.Record{Kind: queue.KindSeen, Host: host.Name(h)}
+				if p, err := queue.ParseProbe(r.Host, hosts[h]); err == nil {
+					r.At, r.Outcome = p.At, p.Outcome
+				}
+				if err := fn(r); err != nil {
+					return err
+				}
 			}
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		if cursor = next; cursor == 0 {
-			return nil
 		}
 	}
-}
-
-// lastProbes reads the probe records of hosts from the snapshot ("" for a
-// host without one).
-func (s *Store) lastProbes(ctx context.Context, snap keys, hosts []string) ([]string, error) {
-	out := make([]string, len(hosts))
-	if len(hosts) == 0 {
-		return out, nil
-	}
-	vs, err := s.c.HMGet(ctx, snap.probed, hosts...).Result()
-	if err != nil {
-		return nil, s.interpret(ctx, "dump", err)
-	}
-	for i, v := range vs {
-		out[i], _ = v.(string)
-	}
-	return out, nil
+	return nil
 }
 
 //go:embed load.lua
 var loadLua string
 
-var loadScript = redis.NewScript(loadLua)
+var loadScript = redis.NewScript(bucketsLua + loadLua)
+
+//go:embed hostput.lua
+var hostPutLua string
+
+var hostPutScript = redis.NewScript(bucketsLua + hostPutLua)
 
 // Load implements [queue.Queue] atomically: the records are written to
 // staging keys in chunks, then one script renames them into place if the
@@ -254,6 +254,7 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 	}
 	staged := stage.state()
 	defer s.c.Del(context.WithoutCancel(ctx), staged...)
+	defer s.dropTable(context.WithoutCancel(ctx), stage.hosts)
 	var maxSeq int64
 	pipe := s.c.Pipeline()
 	for i, r := range recs {
@@ -281,10 +282,6 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 			}
 			pipe.RPush(ctx, stage.dead, encodeDead(raw, decoded, r.Error, r.At))
 		case queue.KindSeen:
-			pipe.SAdd(ctx, stage.seen, string(r.Host))
-			if r.Outcome != "" {
-				pipe.HSet(ctx, stage.probed, string(r.Host), queue.Probe{At: r.At, Outcome: r.Outcome}.Encode())
-			}
 		default:
 			return fmt.Errorf("load: record %d: unknown kind %q", i, r.Kind)
 		}
@@ -297,8 +294,16 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return interpret("load", err)
 	}
+	recsOf := hostRecords(recs)
+	for len(recsOf) > 0 {
+		chunk := recsOf[:min(len(recsOf), 2*dumpChunk)]
+		recsOf = recsOf[len(chunk):]
+		if _, err := s.run(ctx, "load", hostPutScript, []string{stage.hostsMeta}, chunk...); err != nil {
+			return err
+		}
+	}
 	keys := append(append(s.k.state(), staged...), s.k.leaseSeq)
-	v, err := s.run(ctx, "load", loadScript, keys, maxSeq)
+	v, err := s.run(ctx, "load", loadScript, keys, maxSeq, s.k.hostsMeta, stage.hostsMeta)
 	if err != nil {
 		return err
 	}

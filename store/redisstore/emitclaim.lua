@@ -1,20 +1,22 @@
--- emitclaim.lua: check output keys against a run's emitted set and claim
+-- emitclaim.lua: check output keys against a run's emitted table and claim
 -- the new ones, all or none.
+-- (buckets.lua is put before this script: it defines the bucketed tables.)
 --
--- KEYS[1] emitted set of the run   KEYS[2] claims hash of the run
+-- KEYS[1] meta of the run's emitted table   KEYS[2] claims hash of the run
 -- ARGV[1] owner (no spaces)   ARGV[2] claim TTL ms
 -- ARGV[3] "1" to take over claims of other owners too, else "0"
--- ARGV[4..] key hashes
+-- ARGV[4..] key fingerprints (signed 64-bit integers, in decimal)
 --
--- Returns one integer per hash: 1 already emitted, 0 new (claimed by owner
--- until marked or the TTL passes), 2 claimed by another owner whose claim
--- has not expired. When any is 2, nothing was claimed.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Returns one integer per fingerprint: 1 already emitted, 0 new (claimed
+-- by owner until marked or the TTL passes), 2 claimed by another owner
+-- whose claim has not expired. When any is 2, nothing was claimed.
+local t = emit_open(KEYS[1])
+local now = redis.call('TIME')
+now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local out, busy, fresh = {}, false, false
 for i = 4, #ARGV do
   local r = 0
-  if redis.call('SISMEMBER', KEYS[1], ARGV[i]) == 1 then
+  if redis.call('SISMEMBER', lh_key(t, lh_hash(ARGV[i])), ARGV[i]) == 1 then
     r = 1
   elseif ARGV[3] ~= '1' then
     local c = redis.call('HGET', KEYS[2], ARGV[i])

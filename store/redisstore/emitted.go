@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,11 +27,13 @@ const emittedChunk = 5000
 // up the others only briefly.
 const DefaultClaimTTL = 5 * time.Second
 
-// Emitted is the seen set of the crawl's output shared by a fleet: one Redis
-// set per run, {base}:emitted:{run}, whose members are the 16-byte hashes
-// ([store.KeyHash]) of the nodes and edges emitted, so memory per key stays
-// small however long the key. The sets have no expiry; delete a run's set
-// when its output is no longer to be deduplicated.
+// Emitted is the seen set of the crawl's output shared by a fleet: one
+// bucketed table per run (see buckets.lua) under {base}:emitted:{run},
+// whose members are the 8-byte prints ([store.KeyPrint]) of the keys
+// emitted, as decimal integers, so that each bucket is an intset: 8 bytes
+// a key however long the key. The tables have no expiry; [Emitted.DropRun]
+// (spyder queue drop-run) deletes a run's once its output is no longer to
+// be deduplicated.
 //
 // Several probes write batches at the same time, and many nodes (a shared
 // IP address, certificate or name server) are in several probes' batches.
@@ -65,7 +70,8 @@ func NewEmitted(client redis.UniversalClient, base string) *Emitted {
 	return &Emitted{client: client, base: base, owner: hex.EncodeToString(id[:]), ClaimTTL: DefaultClaimTTL}
 }
 
-func (e *Emitted) key(run string) string    { return e.base + ":emitted:" + run }
+func (e *Emitted) table(run string) string  { return e.base + ":emitted:" + run }
+func (e *Emitted) meta(run string) string   { return e.table(run) + "#meta" }
 func (e *Emitted) claims(run string) string { return e.base + ":emitting:" + run }
 
 // Seen implements [store.Emitted]. It claims the keys it reports unseen
@@ -76,7 +82,7 @@ func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, 
 	out := make([]bool, 0, len(keys))
 	for start := 0; start < len(keys); start += emittedChunk {
 		chunk := keys[start:min(len(keys), start+emittedChunk)]
-		got, err := e.claim(ctx, run, hashes(chunk))
+		got, err := e.claim(ctx, run, prints(chunk))
 		if err != nil {
 			return nil, fmt.Errorf("emitted seen: %w", refusal(err))
 		}
@@ -88,7 +94,12 @@ func (e *Emitted) Seen(ctx context.Context, run string, keys []string) ([]bool, 
 //go:embed emitclaim.lua
 var emitClaimLua string
 
-var emitClaimScript = redis.NewScript(emitClaimLua)
+var emitClaimScript = redis.NewScript(bucketsLua + emitClaimLua)
+
+//go:embed emitmark.lua
+var emitMarkLua string
+
+var emitMarkScript = redis.NewScript(bucketsLua + emitMarkLua)
 
 // Poll bounds of a Seen that waits for another owner's claims.
 const (
@@ -110,7 +121,7 @@ func (e *Emitted) claim(ctx context.Context, run string, hs []any) ([]bool, erro
 		if time.Now().After(giveUp) {
 			args[2] = "1"
 		}
-		res, err := emitClaimScript.Run(ctx, e.client, []string{e.key(run), e.claims(run)}, args...).Int64Slice()
+		res, err := emitClaimScript.Run(ctx, e.client, []string{e.meta(run), e.claims(run)}, args...).Int64Slice()
 		if err != nil {
 			return nil, err
 		}
@@ -135,32 +146,46 @@ func (e *Emitted) claim(ctx context.Context, run string, hs []any) ([]bool, erro
 	}
 }
 
-// Mark implements [store.Emitted]: it adds keys to the set and drops their
-// claims, in one transaction.
+// Mark implements [store.Emitted]: it adds keys to the run's table and
+// drops their claims, in one script call per chunk.
 func (e *Emitted) Mark(ctx context.Context, run string, keys []string) error {
 	for start := 0; start < len(keys); start += emittedChunk {
-		hs := hashes(keys[start:min(len(keys), start+emittedChunk)])
-		fields := make([]string, len(hs))
-		for i, h := range hs {
-			fields[i] = string(h.([]byte))
-		}
-		cmds, err := e.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.SAdd(ctx, e.key(run), hs...)
-			p.HDel(ctx, e.claims(run), fields...)
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("emitted mark: %w", txRefusal(cmds, err))
+		ps := prints(keys[start:min(len(keys), start+emittedChunk)])
+		if err := emitMarkScript.Run(ctx, e.client, []string{e.meta(run), e.claims(run)}, ps...).Err(); err != nil {
+			return fmt.Errorf("emitted mark: %w", refusal(err))
 		}
 	}
 	return nil
 }
 
-func hashes(keys []string) []any {
+// DropRun deletes run's emitted table and claims (and the set an older
+// spyder kept for it), so that its output is no longer deduplicated, and
+// returns how many keys the table held. A probe still writing that run
+// would write again what it meets: drop a run once it is finished.
+func (e *Emitted) DropRun(ctx context.Context, run string) (int64, error) {
+	n, err := e.client.HGet(ctx, e.meta(run), "n").Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("drop run %s: %w", run, refusal(err))
+	}
+	if _, err := dropTable(ctx, e.client, e.table(run)); err != nil {
+		return 0, fmt.Errorf("drop run %s: %w", run, err)
+	}
+	old, err := e.client.SCard(ctx, e.table(run)).Result()
+	if err != nil && !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		return 0, fmt.Errorf("drop run %s: %w", run, refusal(err))
+	}
+	if err := e.client.Unlink(ctx, e.table(run), e.claims(run)).Err(); err != nil {
+		return 0, fmt.Errorf("drop run %s: %w", run, refusal(err))
+	}
+	return n + old, nil
+}
+
+// prints returns the prints of keys as decimal signed integers, the form
+// Redis keeps in an intset.
+func prints(keys []string) []any {
 	out := make([]any, len(keys))
 	for i, k := range keys {
-		h := store.KeyHash(k)
-		out[i] = h[:]
+		out[i] = strconv.FormatInt(int64(store.KeyPrint(k)), 10)
 	}
 	return out
 }

@@ -13,13 +13,13 @@ import (
 //go:embed finish.lua
 var finishLua string
 
-var finishScript = redis.NewScript(finishLua)
+var finishScript = redis.NewScript(bucketsLua + finishLua)
 
 // finish ends leases with the triples (lease member, "pending"|"dead", bytes) of
 // finish.lua and reports, per triple, whether the lease was held.
 func (s *Store) finish(ctx context.Context, op string, triples []any) ([]bool, error) {
 	args := append([]any{s.finishSeq.Add(1)}, triples...)
-	v, err := s.run(ctx, op, finishScript, []string{s.k.leases, s.k.pending, s.k.dead, s.replies}, args...)
+	v, err := s.run(ctx, op, finishScript, []string{s.k.leases, s.k.pending, s.k.dead, s.replies, s.k.hostsMeta}, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -40,12 +40,12 @@ var goodNames = func() []host.Name {
 
 // hostileKeys are the queue's keys under base, as the package doc lists.
 type hostileKeys struct {
-	pending, legacy, leases, dead, seen, seq, noticed, spool, probed string
+	pending, legacy, leases, dead, seen, seq, noticed, spool, probed string // seen: the host table's meta; probed: its long hash
 }
 
 func keysOf(base string) hostileKeys {
-	return hostileKeys{base, base + ":processing", base + ":leases", base + ":dead", base + ":seen",
-		base + ":lease-seq", base + ":processing-noticed", base + ":spool", base + ":probed"}
+	return hostileKeys{base, base + ":processing", base + ":leases", base + ":dead", base + ":hosts#meta",
+		base + ":lease-seq", base + ":processing-noticed", base + ":spool", base + ":hosts#long"}
 }
 
 // mustHostileStore opens a store on a fresh base with a hand clock and
@@ -158,7 +158,7 @@ func TestStore_HostileItems(t *testing.T) {
 	}
 }
 
-// TestStore_HostileRecords puts garbage in the dead list and the seen set:
+// TestStore_HostileRecords puts garbage in the dead list and the host table:
 // every call still works and the garbage is kept, listed and exported.
 func TestStore_HostileRecords(t *testing.T) {
 	t.Parallel()
@@ -171,7 +171,11 @@ func TestStore_HostileRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := c.SAdd(ctx, k.seen, "\xff not a host", "").Err(); err != nil {
+	// Records of names no host has, counted as spyder counts its own.
+	if err := c.HSet(ctx, k.probed, "\xff not a host", "q", "", "1 ok").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HIncrBy(ctx, k.seen, "n", 2).Err(); err != nil {
 		t.Fatal(err)
 	}
 	st := checkExport(t, s)
@@ -221,12 +225,12 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 		{"PendingString", func(k hostileKeys) string { return k.pending }, setString, "list"},
 		{"LeasesString", func(k hostileKeys) string { return k.leases }, setString, "zset"},
 		{"DeadHash", func(k hostileKeys) string { return k.dead }, setHash, "list"},
-		{"SeenList", func(k hostileKeys) string { return k.seen }, setList, "set"},
+		{"HostsMetaList", func(k hostileKeys) string { return k.seen }, setList, "hash"},
 		{"LegacyString", func(k hostileKeys) string { return k.legacy }, setString, "list"},
 		{"NoticedString", func(k hostileKeys) string { return k.noticed }, setString, "hash"},
 		{"LeaseSeqList", func(k hostileKeys) string { return k.seq }, setList, "string"},
 		{"LeaseSeqGarbage", func(k hostileKeys) string { return k.seq }, setString, "integer"},
-		{"ProbedString", func(k hostileKeys) string { return k.probed }, setString, "hash"},
+		{"HostsLongString", func(k hostileKeys) string { return k.probed }, setString, "hash"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,13 +10,15 @@ type keys struct {
 	pending     string // list: LPUSH in, RPOP oldest; the pending list of the older spyder's list protocol too (see package doc)
 	legacy      string // list: in-flight items of the older spyder's list protocol (see package doc)
 	dead        string // list: dead entries, RPUSH in, oldest at index 0
-	seen        string // set: every host ever seeded
+	hosts       string // base of the host table (see hosts.go): "<hosts>#<i>" buckets, "<hosts>#meta", "<hosts>#long"
+	hostsMeta   string // hash: the host table's l, p and n (buckets.lua)
+	oldSeen     string // set: every host ever seeded, in the layout before the host table (refused by Open)
 	leases      string // sorted set: "<lease ID> <item bytes>" → deadline (Unix ms)
 	leaseSeq    string // string: counter lease IDs are drawn from
 	legacySeen  string // hash: legacy item bytes → when first noticed (Unix ms)
 	probes      string // hash: probe ID → its last heartbeat (JSON)
 	probeExpiry string // sorted set: probe ID → when its last heartbeat expires (Unix ms)
-	probed      string // hash: done host → its last probe, "<unix seconds> <outcome>"
+	oldProbed   string // hash: done host → its last probe, in the layout before the host table
 }
 
 func newKeys(base string) keys {
@@ -24,20 +26,22 @@ func newKeys(base string) keys {
 		pending:     base,
 		legacy:      base + ":processing",
 		dead:        base + ":dead",
-		seen:        base + ":seen",
+		hosts:       base + ":hosts",
+		hostsMeta:   base + ":hosts#meta",
+		oldSeen:     base + ":seen",
 		leases:      base + ":leases",
 		leaseSeq:    base + ":lease-seq",
 		legacySeen:  base + ":processing-noticed",
 		probes:      base + ":probes",
 		probeExpiry: base + ":probes-expiry",
-		probed:      base + ":probed",
+		oldProbed:   base + ":probed",
 	}
 }
 
-// state lists the keys that hold queue state (not counters), the ones
-// Load requires absent.
+// state lists the keys that hold queue state besides the host table's
+// buckets (not counters): the ones Dump copies and Load requires absent.
 func (k keys) state() []string {
-	return []string{k.pending, k.legacy, k.dead, k.seen, k.leases, k.legacySeen, k.probed}
+	return []string{k.pending, k.legacy, k.dead, k.leases, k.legacySeen, k.hostsMeta, k.hosts + "#long"}
 }
 
 // hashTag returns the part of key Redis Cluster hashes: the text between the

@@ -26,8 +26,8 @@ func TestKeys_ShareHashTag(t *testing.T) {
 
 func TestKeys_OriginalNames(t *testing.T) {
 	k := newKeys("spyder:queue")
-	got := []string{k.pending, k.legacy, k.dead, k.seen}
-	want := []string{"spyder:queue", "spyder:queue:processing", "spyder:queue:dead", "spyder:queue:seen"}
+	got := []string{k.pending, k.legacy, k.dead, k.hostsMeta}
+	want := []string{"spyder:queue", "spyder:queue:processing", "spyder:queue:dead", "spyder:queue:hosts#meta"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("newKeys(spyder:queue) = %v, want %v", got, want)
 	}

@@ -76,14 +76,14 @@ func (s *Store) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]qu
 //go:embed leaseack.lua
 var leaseAckLua string
 
-var leaseAckScript = redis.NewScript(preludeLua + leaseAckLua)
+var leaseAckScript = redis.NewScript(preludeLua + bucketsLua + leaseAckLua)
 
 // hotBatch runs one leaseack.lua call for several callers of AckAll and Lease,
 // sends leased items that do not decode to dead, and hands each caller its
 // own result.
 func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
 	p := planHot(ops)
-	keys := []string{s.k.pending, s.k.leases, s.k.leaseSeq, s.replies, s.k.seen, s.k.probed}
+	keys := []string{s.k.pending, s.k.leases, s.k.leaseSeq, s.replies, s.k.hostsMeta}
 	v, err := s.run(ctx, "lease/ack", leaseAckScript, keys, p.args(s.hotSeq.Add(1), s.nowArg())...)
 	if err != nil {
 		return nil, err

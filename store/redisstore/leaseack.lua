@@ -1,19 +1,20 @@
 -- leaseack.lua: the workers' hot path in one call: keep the last probes of
--- (prelude.lua is put before this script: it defines clock and counter_ok.)
+-- (prelude.lua and buckets.lua are put before this script: they define
+-- clock, counter_ok and the host table.)
 -- the hosts some callers finished and ack their leases, then lease up to N
 -- of the oldest pending items for others.
 --
 -- KEYS[1] pending list   KEYS[2] leases zset   KEYS[3] lease ID counter
 -- KEYS[4] this store's replies hash (see below)
--- KEYS[5] seen set       KEYS[6] probed hash
+-- KEYS[5] meta of the host table
 -- ARGV[1] call token, an integer rising with every call of this store
 -- ARGV[2] now, Unix ms, or "" to use the server's clock
 -- ARGV[3] A, how many leases to ack; ARGV[4] .. ARGV[3+A] their members
 -- ARGV[4+A] P, how many probes to keep; then P pairs (host, "<unix s> <outcome>")
 -- ARGV[5+A+2P], ...  pairs of (count, ttl ms), one pair per lease caller
 --
--- Each probe replaces its host's last one in the probed hash, and the host
--- joins the seen set (an item pushed by hand is seen once probed). Probes
+-- Each probe becomes its host's record, "<unix s> <outcome>", replacing
+-- the one before (an item pushed by hand gets a record once probed). Probes
 -- are kept before any ack, whether or not the lease turns out held: a host
 -- whose lease was lost is probed again and its record rewritten.
 --
@@ -97,17 +98,12 @@ if total > 0 or nack > 0 then
   redis.call('ZCARD', KEYS[2])
 end
 if nprobe > 0 then
-  redis.call('SCARD', KEYS[5])
-  redis.call('HLEN', KEYS[6])
-  local hosts, pairs = {}, {}
+  redis.call('HLEN', KEYS[5])
+  local t = hosts_open(KEYS[5])
   for i = 1, nprobe do
-    local h = ARGV[3 + nack + 2 * i]
-    hosts[i] = h
-    pairs[2 * i - 1] = h
-    pairs[2 * i] = ARGV[4 + nack + 2 * i]
+    rec_put(t, ARGV[3 + nack + 2 * i], ARGV[4 + nack + 2 * i])
   end
-  redis.call('SADD', KEYS[5], unpack(hosts))
-  redis.call('HSET', KEYS[6], unpack(pairs))
+  lh_save(t)
 end
 if nack > 0 then
   -- One ZREM per lease tells which were held; ZMSCORE first would format

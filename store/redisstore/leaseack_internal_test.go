@@ -35,7 +35,7 @@ func TestLeaseAck_MixedAcks(t *testing.T) {
 		} else {
 			args = append(args, 0)
 		}
-		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, k.pending + ":replies:test", k.seen, k.probed}, args...).Slice()
+		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, k.pending + ":replies:test", k.hostsMeta}, args...).Slice()
 		if err != nil {
 			t.Fatalf("leaseack error: %v", err)
 		}
@@ -53,11 +53,8 @@ func TestLeaseAck_MixedAcks(t *testing.T) {
 	if diff := cmp.Diff([]redis.Z{{Score: 9000, Member: other}}, left); diff != "" {
 		t.Errorf("leases after the acks (-want +got):\n%s", diff)
 	}
-	if got := c.HGetAll(ctx, k.probed).Val(); !cmp.Equal(got, map[string]string{"a.com": "1 ok", "gone.com": "1 timeout"}) {
-		t.Errorf("probed hash after the acks = %v, want a.com and gone.com's probes", got)
-	}
-	if got := c.SMembers(ctx, k.seen).Val(); len(got) != 2 {
-		t.Errorf("seen set after the acks = %v, want a.com and gone.com", got)
+	if got := tableRecords(t, c, k.hosts); !cmp.Equal(got, map[string]string{"a.com": "1 ok", "gone.com": "1 timeout"}) {
+		t.Errorf("host records after the acks = %v, want a.com and gone.com's probes", got)
 	}
 
 	// All held: answered from the count.

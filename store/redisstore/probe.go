@@ -13,7 +13,7 @@ import (
 )
 
 // probeChunk is how many hosts one Queued script call takes, and
-// requeueScan the HSCAN COUNT of one Requeue step.
+// requeueScan about how many records one Requeue step reads.
 const (
 	probeChunk  = 1000
 	requeueScan = 1000
@@ -22,7 +22,7 @@ const (
 //go:embed queued.lua
 var queuedLua string
 
-var queuedScript = redis.NewScript(queuedLua)
+var queuedScript = redis.NewScript(bucketsLua + queuedLua)
 
 // Queued implements [queue.Worker.Queued]: one script call per chunk.
 func (s *Store) Queued(ctx context.Context, hosts []host.Name) ([]bool, error) {
@@ -34,7 +34,7 @@ func (s *Store) Queued(ctx context.Context, hosts []host.Name) ([]bool, error) {
 		for i, h := range chunk {
 			args[i] = string(h)
 		}
-		v, err := s.run(ctx, "queued", queuedScript, []string{s.k.seen, s.k.probed}, args...)
+		v, err := s.run(ctx, "queued", queuedScript, []string{s.k.hostsMeta}, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -52,10 +52,10 @@ func (s *Store) Queued(ctx context.Context, hosts []host.Name) ([]bool, error) {
 //go:embed requeue.lua
 var requeueLua string
 
-var requeueScript = redis.NewScript(requeueLua)
+var requeueScript = redis.NewScript(bucketsLua + requeueLua)
 
-// Requeue implements [queue.Admin.Requeue]: one script call per HSCAN
-// step, each atomic, so concurrent callers never move a host twice. A
+// Requeue implements [queue.Admin.Requeue]: one script call per few
+// buckets of the host table (about requeueScan records), each atomic, so concurrent callers never move a host twice. A
 // cancelled ctx stops it between steps; the count moved so far is returned
 // with the error.
 func (s *Store) Requeue(ctx context.Context, sel queue.Selector) (int, error) {
@@ -63,13 +63,13 @@ func (s *Store) Requeue(ctx context.Context, sel queue.Selector) (int, error) {
 	if !sel.Before.IsZero() {
 		before = max(sel.Before.Unix(), 1)
 	}
-	args := []any{"0", requeueScan, strconv.FormatInt(s.wallNow().Unix(), 10), before}
+	args := []any{int64(0), requeueScan, strconv.FormatInt(s.wallNow().Unix(), 10), before}
 	for _, o := range sel.Outcomes {
 		args = append(args, o)
 	}
 	moved := 0
 	for {
-		v, err := s.run(ctx, "requeue", requeueScript, []string{s.k.pending, s.k.probed}, args...)
+		v, err := s.run(ctx, "requeue", requeueScript, []string{s.k.pending, s.k.hostsMeta}, args...)
 		if err != nil {
 			return moved, err
 		}
@@ -78,8 +78,8 @@ func (s *Store) Requeue(ctx context.Context, sel queue.Selector) (int, error) {
 			return moved, fmt.Errorf("requeue: %d values, want 2", len(r))
 		}
 		moved += int(toInt64(r[1]))
-		cursor, _ := r[0].(string)
-		if cursor == "0" || cursor == "" {
+		cursor := toInt64(r[0])
+		if cursor < 0 {
 			return moved, nil
 		}
 		args[0] = cursor

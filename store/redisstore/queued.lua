@@ -1,14 +1,14 @@
 -- queued.lua: which hosts are queued to be probed.
+-- (buckets.lua is put before this script: it defines the host table.)
 --
--- KEYS[1] seen set   KEYS[2] probed hash
+-- KEYS[1] meta of the host table
 -- ARGV hosts
 --
--- Returns one integer per host: 1 when it is in the seen set and has no
--- probe record (seeded or requeued, not yet done), else 0.
-local seen = redis.call('SMISMEMBER', KEYS[1], unpack(ARGV))
-local probed = redis.call('HMGET', KEYS[2], unpack(ARGV))
+-- Returns one integer per host: 1 when its record is "q" (seeded or
+-- requeued, not yet done, not dead), else 0.
+local t = hosts_open(KEYS[1])
 local out = {}
 for i = 1, #ARGV do
-  out[i] = (seen[i] == 1 and not probed[i]) and 1 or 0
+  out[i] = rec_get(t, ARGV[i]) == 'q' and 1 or 0
 end
 return out

@@ -29,18 +29,6 @@ func RefusesWrites(err error) bool {
 	return false
 }
 
-// txRefusal is refusal for a MULTI/EXEC transaction: Redis answers EXEC
-// with EXECABORT when it refused a command as it was queued, and the
-// reason (an OOM, say) is that command's error.
-func txRefusal(cmds []redis.Cmder, err error) error {
-	for _, c := range cmds {
-		if RefusesWrites(c.Err()) {
-			return store.WritesRefused(c.Err())
-		}
-	}
-	return refusal(err)
-}
-
 // refusal marks err as [store.ErrWritesRefused] when Redis refuses writes
 // (see [RefusesWrites]), so that callers match it without knowing Redis.
 func refusal(err error) error {

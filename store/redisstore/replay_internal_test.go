@@ -25,7 +25,7 @@ func TestScripts_RetryIsAnsweredNotRerun(t *testing.T) {
 	}
 	hot := func(token int, args ...any) []any {
 		t.Helper()
-		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, replies, k.seen, k.probed},
+		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, replies, k.hostsMeta},
 			append([]any{token, "1000"}, args...)...).Slice()
 		if err != nil {
 			t.Fatalf("leaseack error: %v", err)
@@ -57,7 +57,7 @@ func TestScripts_RetryIsAnsweredNotRerun(t *testing.T) {
 
 	m2 := first[2].(string)
 	fin := func(token int) []any {
-		v, err := finishScript.Run(ctx, c, []string{k.leases, k.pending, k.dead, replies}, token, m2, "pending", "again").Slice()
+		v, err := finishScript.Run(ctx, c, []string{k.leases, k.pending, k.dead, replies, k.hostsMeta}, token, m2, "pending", "again").Slice()
 		if err != nil {
 			t.Fatalf("finish error: %v", err)
 		}

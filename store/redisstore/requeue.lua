@@ -1,17 +1,23 @@
 -- requeue.lua: move done hosts whose last probe matches back to pending,
--- one HSCAN step at a time.
+-- a few buckets of the host table at a time.
+-- (buckets.lua is put before this script: it defines the host table.)
 --
--- KEYS[1] pending list   KEYS[2] probed hash
--- ARGV[1] HSCAN cursor   ARGV[2] HSCAN COUNT
+-- KEYS[1] pending list   KEYS[2] meta of the host table
+-- ARGV[1] cursor: the next bucket to read; the bucket count means the
+--         long hash ("<base>#long") is next
+-- ARGV[2] read buckets until this many records were read
 -- ARGV[3] now, Unix seconds (the new items' ts)
 -- ARGV[4] before, Unix seconds: pick probes older than this (0: any age)
 -- ARGV[5..] outcome patterns (none: any outcome); a pattern ending in "xx"
 --           matches an outcome as long, equal up to those two characters
 --
--- A picked host's record is deleted and it is pushed to pending as
+-- A picked host's record becomes "q" and it is pushed to pending as
 -- {"host":H,"ts":now,"attempt":0}, in the same step, so a host moves once
--- however many callers scan at the same time. Returns {next cursor, moved}.
+-- however many callers scan at the same time; a bucket that splits between
+-- steps only moves records to buckets not read yet. Returns {next cursor,
+-- or -1 when done; moved}.
 redis.call('LLEN', KEYS[1]) -- a wrong type fails here, before any write
+local t = hosts_open(KEYS[2])
 local before = tonumber(ARGV[4])
 local function picked(v)
   local at, outcome = string.match(v, '^(%-?%d+) (.+)$')
@@ -33,13 +39,24 @@ local function picked(v)
   end
   return false
 end
-local r = redis.call('HSCAN', KEYS[2], ARGV[1], 'COUNT', ARGV[2])
-local kv, moved = r[2], 0
-for i = 1, #kv, 2 do
-  if picked(kv[i + 1]) then
-    redis.call('HDEL', KEYS[2], kv[i])
-    redis.call('LPUSH', KEYS[1], '{"host":"' .. kv[i] .. '","ts":' .. ARGV[3] .. ',"attempt":0}')
-    moved = moved + 1
+local cursor, want, read, moved = tonumber(ARGV[1]), tonumber(ARGV[2]), 0, 0
+local nb = lh_buckets(t)
+while cursor >= 0 and read < want do
+  local key = t.long
+  if cursor < nb then
+    key = lh_bucket(t, cursor)
+    cursor = cursor + 1
+  else
+    cursor = -1
+  end
+  local kv = redis.call('HGETALL', key)
+  read = read + #kv / 2
+  for i = 1, #kv, 2 do
+    if picked(kv[i + 1]) then
+      redis.call('HSET', key, kv[i], 'q')
+      redis.call('LPUSH', KEYS[1], '{"host":"' .. kv[i] .. '","ts":' .. ARGV[3] .. ',"attempt":0}')
+      moved = moved + 1
+    end
   end
 end
-return {r[1], moved}
+return {cursor, moved}

@@ -13,10 +13,18 @@ import (
 //go:embed prelude.lua
 var preludeLua string
 
+// bucketsLua defines the bucketed tables (the host records, the runs'
+// emitted sets) for the scripts that read or write them; it is put before
+// each of those scripts.
+//
+//go:embed buckets.lua
+var bucketsLua string
+
 // allScripts are loaded by Open, so the first call of each is an EVALSHA
 // and a server without scripting fails at once.
 var allScripts = []*redis.Script{
 	seedScript, leaseAckScript, extendScript, finishScript, releaseScript,
 	reclaimScript, statsScript, retryDeadScript, purgeDeadScript, snapshotScript, loadScript,
-	heartbeatScript, probeListScript, queuedScript, requeueScript,
+	heartbeatScript, probeListScript, queuedScript, requeueScript, hostPutScript,
+	emitClaimScript, emitMarkScript,
 }

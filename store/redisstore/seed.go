@@ -17,10 +17,10 @@ const seedChunk = 5000
 //go:embed seed.lua
 var seedLua string
 
-var seedScript = redis.NewScript(seedLua)
+var seedScript = redis.NewScript(bucketsLua + seedLua)
 
 // Seed implements [queue.Queue]: one script call per chunk of 5,000
-// hosts dedups against the seen set and pushes the new ones. Items carry
+// hosts dedups against the host table and pushes the new ones. Items carry
 // the client's clock as ts. When ctx ends between chunks the chunks already
 // stored stay stored and are counted in the result returned with the error.
 func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, error) {
@@ -35,7 +35,7 @@ func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, 
 		if n == 0 {
 			return nil
 		}
-		v, err := s.run(ctx, "seed", seedScript, []string{s.k.pending, s.k.seen}, args...)
+		v, err := s.run(ctx, "seed", seedScript, []string{s.k.pending, s.k.hostsMeta}, args...)
 		if err != nil {
 			return err
 		}

@@ -1,27 +1,29 @@
 -- seed.lua: add hosts not seen before to pending.
+-- (buckets.lua is put before this script: it defines the host table.)
 --
--- KEYS[1] pending list   KEYS[2] seen set
+-- KEYS[1] pending list   KEYS[2] meta of the host table ("<base>#meta")
 -- ARGV[1] ts, Unix seconds   ARGV[2..] normalised hosts (at most 5,000)
 --
--- Hosts not in the seen set (and not repeated earlier in ARGV) are added to
--- it and pushed to pending, in order, as the item JSON of the older spyder's list protocol
--- {"host":"a.com","ts":1705312200,"attempt":0} (normalised hosts need no
--- escaping). Returns how many were pushed.
+-- Hosts without a record (and not repeated earlier in ARGV) get the record
+-- "q" (queued) and are pushed to pending, in order, as the item JSON of the
+-- older spyder's list protocol {"host":"a.com","ts":1705312200,"attempt":0}
+-- (normalised hosts need no escaping). Returns how many were pushed.
 redis.call('LLEN', KEYS[1]) -- a wrong type fails here, before any write
+local t = hosts_open(KEYS[2])
 local ts = ARGV[1]
-local known = redis.call('SMISMEMBER', KEYS[2], unpack(ARGV, 2))
-local fresh, hosts, items = {}, {}, {}
+local fresh, items = {}, {}
 for i = 2, #ARGV do
   local h = ARGV[i]
-  if known[i - 1] == 0 and not fresh[h] then
+  if not fresh[h] and not rec_get(t, h) then
     fresh[h] = true
-    hosts[#hosts + 1] = h
     items[#items + 1] = '{"host":"' .. h .. '","ts":' .. ts .. ',"attempt":0}'
   end
 end
-for i = 1, #hosts, 1000 do
-  local j = math.min(i + 999, #hosts)
-  redis.call('SADD', KEYS[2], unpack(hosts, i, j))
-  redis.call('LPUSH', KEYS[1], unpack(items, i, j))
+for h in pairs(fresh) do
+  rec_put(t, h, 'q')
 end
-return #hosts
+for i = 1, #items, 1000 do
+  redis.call('LPUSH', KEYS[1], unpack(items, i, math.min(i + 999, #items)))
+end
+lh_save(t)
+return #items

@@ -23,7 +23,7 @@ var statsScript = redis.NewScript(preludeLua + statsLua)
 // however many leases are held.
 func (s *Store) Stats(ctx context.Context) (queue.Stats, error) {
 	v, err := s.run(ctx, "stats", statsScript,
-		[]string{s.k.pending, s.k.legacy, s.k.dead, s.k.seen, s.k.leases}, s.nowArg())
+		[]string{s.k.pending, s.k.legacy, s.k.dead, s.k.hostsMeta, s.k.leases}, s.nowArg())
 	if err != nil {
 		return queue.Stats{}, err
 	}

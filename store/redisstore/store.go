@@ -88,6 +88,9 @@ func Open(ctx context.Context, c redis.UniversalClient, o Options) (*Store, erro
 	if err := checkVersion(ctx, c); err != nil {
 		return nil, err
 	}
+	if err := checkLayout(ctx, c, newKeys(base)); err != nil {
+		return nil, err
+	}
 	for _, sc := range allScripts {
 		if err := sc.Load(ctx, c).Err(); err != nil {
 			return nil, interpret("load scripts", err)

@@ -260,8 +260,8 @@ func TestStore_Seed_Chunks(t *testing.T) {
 	if n := s.Client().LLen(ctx, s.Key()).Val(); n != 9000 {
 		t.Errorf("LLEN = %d, want 9000", n)
 	}
-	if n := s.Client().SCard(ctx, s.Key()+":seen").Val(); n != 9000 {
-		t.Errorf("SCARD seen = %d, want 9000", n)
+	if st, err := s.Stats(ctx); err != nil || st.Seen != 9000 {
+		t.Errorf("Stats = %+v, %v; want 9000 seen", st, err)
 	}
 }
 

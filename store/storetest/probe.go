@@ -225,3 +225,71 @@ func testAckAllManyProbes(t *testing.T, q queue.Queue) {
 		}
 	}
 }
+
+// testDeadHostIsNotQueued: a host whose attempts ran out is not queued (its
+// node is written when another host meets it, as no probe of it will
+// come); retried from dead, it is queued again, and an export and import
+// keep both states.
+func testDeadHostIsNotQueued(t *testing.T, q, q2 queue.Queue) {
+	ctx := context.Background()
+	mustSeed(t, q, "dead.com", "live.com")
+	for _, l := range mustLease(t, q, 2, long) {
+		if l.Item.Host == "dead.com" {
+			mustFail(t, q, l, "boom", 1)
+		} else {
+			mustFail(t, q, l, "boom", 3) // back to pending
+		}
+	}
+	if got, want := mustQueued(t, q, "dead.com", "live.com"), []bool{false, true}; !slices.Equal(got, want) {
+		t.Fatalf("Queued(dead, live) = %v, want %v", got, want)
+	}
+	var file bytes.Buffer
+	if err := queue.Export(ctx, q, &file); err != nil {
+		t.Fatalf("Export() error: %v", err)
+	}
+	if _, err := queue.Import(ctx, q2, bytes.NewReader(file.Bytes())); err != nil {
+		t.Fatalf("Import() error: %v", err)
+	}
+	if got, want := mustQueued(t, q2, "dead.com", "live.com"), []bool{false, true}; !slices.Equal(got, want) {
+		t.Errorf("Queued(dead, live) after Import = %v, want %v", got, want)
+	}
+	var again bytes.Buffer
+	if err := queue.Export(ctx, q2, &again); err != nil {
+		t.Fatalf("Export() error: %v", err)
+	}
+	if !equalLines(file.String(), again.String()) {
+		t.Errorf("export of the import differs:\n%s\nwant\n%s", again.String(), file.String())
+	}
+	if n, err := q.RetryDead(ctx, 0); err != nil || n != 1 {
+		t.Fatalf("RetryDead() = %d, %v; want 1", n, err)
+	}
+	if got := mustQueued(t, q, "dead.com"); !got[0] {
+		t.Errorf("Queued(dead) after RetryDead = false, want true")
+	}
+}
+
+// testOlderExportBareSeenNotQueued: an export of an older spyder lists, as
+// seen without a probe, hosts it probed before it kept probes: imported,
+// they are not queued, while a bare seen host with a pending item is.
+func testOlderExportBareSeenNotQueued(t *testing.T, q queue.Queue) {
+	old := `{"kind":"pending","item":{"host":"todo.com","ts":1,"attempt":0}}
+{"kind":"seen","host":"todo.com"}
+{"kind":"seen","host":"done-long-ago.com"}
+{"kind":"seen","host":"done.com","at":1705312200,"outcome":"ok"}
+`
+	if _, err := queue.Import(context.Background(), q, strings.NewReader(old)); err != nil {
+		t.Fatalf("Import() error: %v", err)
+	}
+	if got, want := mustQueued(t, q, "todo.com", "done-long-ago.com", "done.com"), []bool{true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("Queued(todo, done-long-ago, done) = %v, want %v", got, want)
+	}
+	wantCounts(t, q, 1, 0, 0, 3)
+}
+
+// equalLines reports whether a and b hold the same lines in any order.
+func equalLines(a, b string) bool {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	slices.Sort(la)
+	slices.Sort(lb)
+	return slices.Equal(la, lb)
+}

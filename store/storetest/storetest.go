@@ -110,6 +110,8 @@ func runQueue(t *testing.T, newQueue func(t *testing.T) queue.Queue) {
 		{"AckAllKeepsProbeOfLostLease", testAckAllKeepsProbeOfLostLease},
 		{"AckAllManyProbes", testAckAllManyProbes},
 		{"ExportImportKeepsLastProbes", twoQueues(newQueue, testExportImportKeepsProbes)},
+		{"DeadHostIsNotQueued", twoQueues(newQueue, testDeadHostIsNotQueued)},
+		{"OlderExportBareSeenNotQueued", testOlderExportBareSeenNotQueued},
 		// Unknown fields
 		{"UnknownFieldsSurviveEveryPath", testUnknownFields},
 		// Dump, Load, Export, Import

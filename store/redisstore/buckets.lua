@@ -1,0 +1,165 @@
+-- buckets.lua: put before the scripts that read or write a bucketed table
+-- (the host records, a run's emitted set); it defines the helpers they share.
+--
+-- A bucketed table spreads its members over many small keys, so that Redis
+-- keeps each one in its compact encoding (a listpack for a hash, an intset
+-- for a set of integers: a few bytes a member, where one big hash or set
+-- costs some 60). It grows by linear hashing: bucket keys are
+-- "<base>#<i>", and the meta hash "<base>#meta" holds l, p and n. A member
+-- whose hash is x lives in bucket x mod 2^l, or x mod 2^(l+1) when that is
+-- below p. Once n is over load times the bucket count (2^l + p), bucket p
+-- splits: its members whose x mod 2^(l+1) is not p move to bucket p + 2^l,
+-- and p moves on (at 2^l, l grows by one and p is 0 again). A split moves
+-- one bucket's members (a few hundred at most), in the script call that
+-- added the member that tipped it, so no call ever rehashes the table.
+-- Members only ever move to a higher bucket, so a scan by bucket number
+-- meets each member at least once however the table splits meanwhile.
+--
+-- A member of the host table is a host name and its record (see
+-- hosts.go). Hash entries longer than 64 bytes would turn a whole bucket
+-- into a plain hash, so a host whose name or record is longer lives in
+-- "<base>#long", one plain hash for the rare few.
+
+-- lh_hash(s) is a hash of s in [0, 2^32): the first 32 bits of its SHA-1.
+local function lh_hash(s)
+  return tonumber(string.sub(redis.sha1hex(s), 1, 8), 16)
+end
+
+-- lh_open reads the meta of the table at base; kind is 'hash' or 'set',
+-- load the mean members a bucket holds before one splits.
+local function lh_open(base, kind, load)
+  local m = redis.call('HMGET', base .. '#meta', 'l', 'p', 'n')
+  local t = {
+    base = base, kind = kind, long = base .. '#long', load = load,
+    l = tonumber(m[1]) or 0, p = tonumber(m[2]) or 0, n = tonumber(m[3]) or 0, n0 = tonumber(m[3]) or 0,
+    haslong = kind == 'hash' and redis.call('EXISTS', base .. '#long') == 1,
+  }
+  if t.haslong then
+    redis.call('HLEN', t.long) -- a wrong type fails here, before any write
+  end
+  return t
+end
+
+-- lh_buckets is the number of buckets of t.
+local function lh_buckets(t)
+  return 2 ^ t.l + t.p
+end
+
+-- lh_bucket is the key of bucket i of t.
+local function lh_bucket(t, i)
+  return t.base .. '#' .. string.format('%d', i)
+end
+
+-- lh_key is the key of the bucket a member with hash x lives in.
+local function lh_key(t, x)
+  local size = 2 ^ t.l
+  local i = x % size
+  if i < t.p then
+    i = x % (2 * size)
+  end
+  return lh_bucket(t, i)
+end
+
+-- lh_split moves the members of bucket t.p that belong to its new sibling.
+local function lh_split(t)
+  local size2 = 2 ^ (t.l + 1)
+  local from, to = lh_bucket(t, t.p), lh_bucket(t, t.p + 2 ^ t.l)
+  local move, gone = {}, {}
+  if t.kind == 'hash' then
+    local kv = redis.call('HGETALL', from)
+    for i = 1, #kv, 2 do
+      if lh_hash(kv[i]) % size2 ~= t.p then
+        move[#move + 1], move[#move + 2] = kv[i], kv[i + 1]
+        gone[#gone + 1] = kv[i]
+      end
+    end
+    for i = 1, #gone, 500 do
+      local j = math.min(i + 499, #gone)
+      redis.call('HSET', to, unpack(move, 2 * i - 1, 2 * j))
+      redis.call('HDEL', from, unpack(gone, i, j))
+    end
+  else
+    for _, m in ipairs(redis.call('SMEMBERS', from)) do
+      if lh_hash(m) % size2 ~= t.p then
+        gone[#gone + 1] = m
+      end
+    end
+    for i = 1, #gone, 500 do
+      local j = math.min(i + 499, #gone)
+      redis.call('SADD', to, unpack(gone, i, j))
+      redis.call('SREM', from, unpack(gone, i, j))
+    end
+  end
+  -- A bucket that once outgrew its compact encoding keeps the plain one
+  -- until it is written anew.
+  local enc = redis.call('OBJECT', 'ENCODING', from)
+  if enc == 'hashtable' and redis.call(t.kind == 'hash' and 'HLEN' or 'SCARD', from) <= t.load then
+    local all = redis.call(t.kind == 'hash' and 'HGETALL' or 'SMEMBERS', from)
+    redis.call('DEL', from)
+    for i = 1, #all, 500 do
+      redis.call(t.kind == 'hash' and 'HSET' or 'SADD', from, unpack(all, i, math.min(i + 499, #all)))
+    end
+  end
+  t.p = t.p + 1
+  if t.p == 2 ^ t.l then
+    t.l, t.p = t.l + 1, 0
+  end
+end
+
+-- lh_added counts d members more in t, and splits buckets while t holds
+-- more than its load a bucket.
+local function lh_added(t, d)
+  t.n = t.n + d
+  while t.n > t.load * lh_buckets(t) do
+    lh_split(t)
+  end
+end
+
+-- lh_save writes the meta of t back when its count changed.
+local function lh_save(t)
+  if t.n ~= t.n0 then
+    redis.call('HSET', t.base .. '#meta', 'l', string.format('%d', t.l), 'p', string.format('%d', t.p),
+      'n', string.format('%d', t.n))
+  end
+end
+
+-- rec_get returns host h's record in the host table t, or nil.
+local function rec_get(t, h)
+  local v = redis.call('HGET', lh_key(t, lh_hash(h)), h)
+  if not v and t.haslong then
+    v = redis.call('HGET', t.long, h)
+  end
+  return v
+end
+
+-- rec_put sets host h's record to v in the host table t.
+local function rec_put(t, h, v)
+  local home = lh_key(t, lh_hash(h))
+  local to, other = home, t.long
+  if #h > 64 or #v > 64 then
+    to, other = t.long, home
+  end
+  local removed = 0
+  if other ~= t.long or t.haslong then
+    removed = redis.call('HDEL', other, h)
+  end
+  if to == t.long then
+    t.haslong = true
+  end
+  lh_added(t, redis.call('HSET', to, h, v) - removed)
+end
+
+-- Mean members a bucket holds before it splits: a bucket not yet split
+-- holds up to twice that, under the 128 entries of a listpack hash and the
+-- 512 of an intset (Redis's defaults), with room for chance.
+local host_load, emit_load = 40, 160
+
+-- hosts_open opens the host table whose meta key is meta ("<base>#meta").
+local function hosts_open(meta)
+  return lh_open(string.sub(meta, 1, -6), 'hash', host_load)
+end
+
+-- emit_open opens the emitted table whose meta key is meta.
+local function emit_open(meta)
+  return lh_open(string.sub(meta, 1, -6), 'set', emit_load)
+end

@@ -1,0 +1,131 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
+)
+
+// tableRecords reads every record of the host table at base.
+func tableRecords(t *testing.T, c redis.UniversalClient, base string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	nb, err := tableBuckets(ctx, c, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for i := int64(0); i <= nb; i++ {
+		key := base + "#long"
+		if i < nb {
+			key = bucketKey(base, i)
+		}
+		for h, v := range c.HGetAll(ctx, key).Val() {
+			if _, dup := out[h]; dup {
+				t.Errorf("host %s has two records", h)
+			}
+			out[h] = v
+		}
+	}
+	return out
+}
+
+// TestHostTable_GrowsCompact seeds 30,000 hosts (the first 5,000 in one
+// script call into an empty table) and acks some: every record is found,
+// the table splits as it grows, and every bucket stays a listpack, the
+// encoding that keeps a record to a few dozen bytes.
+func TestHostTable_GrowsCompact(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer c.Close()
+	s, err := Open(ctx, c, Options{Key: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 30_000
+	hosts := make([]host.Name, n)
+	for i := range hosts {
+		hosts[i] = host.Name(fmt.Sprintf("h%05d.example", i))
+	}
+	long := host.Name(strings.Repeat("a", 60) + ".example") // over 64 bytes
+	if res, err := s.Seed(ctx, append(hosts, long)); err != nil || res.Added != n+1 {
+		t.Fatalf("Seed = %+v, %v; want %d added", res, err, n+1)
+	}
+	nb, err := s.tableBuckets(ctx, s.k.hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nb < n/(2*hostLoad) || nb > n/hostLoad+1 {
+		t.Errorf("%d buckets for %d hosts, want about %d", nb, n, n/hostLoad)
+	}
+	for i := int64(0); i < nb; i++ {
+		if enc := c.ObjectEncoding(ctx, bucketKey(s.k.hosts, i)).Val(); enc != "listpack" {
+			t.Errorf("bucket %d is a %s, want a listpack", i, enc)
+		}
+	}
+	recs := tableRecords(t, c, s.k.hosts)
+	if len(recs) != n+1 || recs[string(long)] != "q" || recs["h00042.example"] != "q" {
+		t.Errorf("%d records (long host %q, h00042 %q), want %d all q", len(recs), recs[string(long)], recs["h00042.example"], n+1)
+	}
+	if got := c.HGet(ctx, s.k.hosts+"#long", string(long)).Val(); got != "q" {
+		t.Errorf("long host's record in #long = %q, want q", got)
+	}
+	queued, err := s.Queued(ctx, append(hosts, long, "never.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range queued {
+		if q != (i <= n) {
+			t.Fatalf("Queued[%d] = %v", i, q)
+		}
+	}
+	st, err := s.Stats(ctx)
+	if err != nil || st.Seen != n+1 {
+		t.Errorf("Stats = %+v, %v; want seen %d", st, err, n+1)
+	}
+	// Requeue scans every bucket: ack all with a probe, requeue one outcome.
+	var ls []queue.Lease
+	for len(ls) < n+1 {
+		got, err := s.Lease(ctx, 1000, queue.DefaultLeaseTTL, 0)
+		if err != nil || len(got) == 0 {
+			t.Fatalf("Lease after %d = %d, %v", len(ls), len(got), err)
+		}
+		ls = append(ls, got...)
+	}
+	ps := make([]queue.Probe, len(ls))
+	for i, l := range ls {
+		ps[i] = queue.Probe{Host: l.Item.Host, At: 100, Outcome: []string{"ok", "timeout"}[i%2]}
+	}
+	if _, err := s.AckAll(ctx, ls, ps); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := s.Requeue(ctx, queue.Selector{Outcomes: []string{"timeout"}})
+	if err != nil || moved != (n+1)/2 {
+		t.Errorf("Requeue = %d, %v; want %d", moved, err, (n+1)/2)
+	}
+}
+
+// TestOpen_RefusesOlderLayout: a queue written by a spyder before the host
+// table (a seen set) is refused with what to do, and left as it was.
+func TestOpen_RefusesOlderLayout(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer c.Close()
+	k := newKeys(redistest.Prefix(t))
+	c.SAdd(ctx, k.oldSeen, "a.com")
+	_, err := Open(ctx, c, Options{Key: k.pending})
+	if err == nil || !strings.Contains(err.Error(), "layout of an older spyder") || !strings.Contains(err.Error(), "spyder queue export") {
+		t.Fatalf("Open over the older layout = %v, want the refusal saying to export and import", err)
+	}
+	if n := c.SCard(ctx, k.oldSeen).Val(); n != 1 {
+		t.Errorf("seen set holds %d after the refusal, want 1", n)
+	}
+}
