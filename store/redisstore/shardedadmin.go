@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,7 +114,9 @@ func (s *Sharded) Dump(ctx context.Context, fn func(queue.Record) error) error {
 		func(st *Store, i int) error { return st.dumpPending(ctx, snaps[i], fn) },
 		func(st *Store, i int) error {
 			return st.dumpProcessing(ctx, snaps[i], nows[i], func(r queue.Record) error {
-				r.LeaseID = outID(r.LeaseID, i)
+				if !strings.Contains(r.LeaseID, "@") { // else loaded whole from another shard count
+					r.LeaseID = outID(r.LeaseID, i)
+				}
 				return fn(r)
 			})
 		},
