@@ -39,6 +39,10 @@ type Sharded struct {
 	next       atomic.Uint64
 	emptyUntil []atomic.Int64
 
+	// cluster says c is a cluster client: calls ride out failovers
+	// (rideOut).
+	cluster bool
+
 	name       string
 	ownsClient bool
 	closeOnce  sync.Once
@@ -57,7 +61,8 @@ func openSharded(ctx context.Context, c redis.UniversalClient, base string, n in
 	if err != nil {
 		return nil, err
 	}
-	s := &Sharded{c: c, base: base, shards: []*Store{first}, emptyUntil: make([]atomic.Int64, n)}
+	_, cluster := c.(*redis.ClusterClient)
+	s := &Sharded{c: c, base: base, shards: []*Store{first}, emptyUntil: make([]atomic.Int64, n), cluster: cluster}
 	for i := 1; i < n; i++ {
 		st, err := newStore(c, shardBase(base, n, i), o.Now)
 		if err != nil {
@@ -151,7 +156,7 @@ func parallel(n int, fn func(i int) error) error {
 // Emitted returns a new owner of the output seen set, split over the
 // shards by a hash of each key (see [ShardedEmitted]).
 func (s *Sharded) Emitted() (store.Emitted, error) {
-	e := &ShardedEmitted{parts: make([]*Emitted, len(s.shards))}
+	e := &ShardedEmitted{parts: make([]*Emitted, len(s.shards)), s: s}
 	for i, st := range s.shards {
 		e.parts[i] = NewEmitted(s.c, st.base)
 	}

@@ -15,6 +15,7 @@ import (
 // use, with the caveats of [Emitted].
 type ShardedEmitted struct {
 	parts []*Emitted
+	s     *Sharded // whose calls ride out failovers
 }
 
 var _ store.Emitted = (*ShardedEmitted)(nil)
@@ -39,7 +40,7 @@ func (e *ShardedEmitted) Seen(ctx context.Context, run string, keys []string) ([
 		if !ok {
 			continue
 		}
-		got, err := p.Seen(ctx, run, pick(keys, idx))
+		got, err := rideOut(ctx, e.s, func() ([]bool, error) { return p.Seen(ctx, run, pick(keys, idx)) })
 		if err != nil {
 			return nil, err
 		}
@@ -59,6 +60,7 @@ func (e *ShardedEmitted) Mark(ctx context.Context, run string, keys []string) er
 	}
 	return parallel(len(ids), func(j int) error {
 		i := ids[j]
-		return e.parts[i].Mark(ctx, run, pick(keys, g[i]))
+		_, err := rideOut(ctx, e.s, func() (struct{}, error) { return struct{}{}, e.parts[i].Mark(ctx, run, pick(keys, g[i])) })
+		return err
 	})
 }

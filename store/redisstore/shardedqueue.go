@@ -1,7 +1,9 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -23,7 +25,7 @@ func (s *Sharded) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult
 		if len(parts[i]) == 0 {
 			return nil
 		}
-		r, err := st.Seed(ctx, parts[i])
+		r, err := rideOut(ctx, s, func() (queue.SeedResult, error) { return st.Seed(ctx, parts[i]) })
 		mu.Lock()
 		res.Added += r.Added
 		res.Duplicate += r.Duplicate
@@ -78,13 +80,15 @@ func (s *Sharded) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]
 
 // leasePass asks each shard once, from the next starting shard, for the
 // leases still wanted; with skipEmpty it passes over shards found empty
-// lately. An error of one shard ends the pass; its leases so far are
-// returned, else the error.
+// lately. A shard that fails (its master is being replaced, say) is passed
+// over like an empty one, so the others keep the probe busy; the pass
+// returns the first error only when it leased nothing.
 func (s *Sharded) leasePass(ctx context.Context, n int, ttl time.Duration, skipEmpty bool) ([]queue.Lease, error) {
 	k := len(s.shards)
 	start := int(s.next.Add(1) % uint64(k))
 	now := time.Now().UnixNano()
 	var out []queue.Lease
+	var first error
 	for j := 0; j < k && len(out) < n; j++ {
 		i := (start + j) % k
 		if skipEmpty && s.emptyUntil[i].Load() > now {
@@ -92,10 +96,15 @@ func (s *Sharded) leasePass(ctx context.Context, n int, ttl time.Duration, skipE
 		}
 		ls, err := s.shards[i].Lease(ctx, n-len(out), ttl, 0)
 		if err != nil {
-			if len(out) > 0 {
-				return out, nil
+			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
+				if len(out) > 0 {
+					return out, nil
+				}
+				return nil, err
 			}
-			return nil, err
+			first = cmp.Or(first, err)
+			s.emptyUntil[i].Store(now + int64(emptyMemory))
+			continue
 		}
 		if len(ls) == 0 {
 			s.emptyUntil[i].Store(now + int64(emptyMemory))
@@ -104,6 +113,9 @@ func (s *Sharded) leasePass(ctx context.Context, n int, ttl time.Duration, skipE
 			l.ID = outID(l.ID, i)
 			out = append(out, l)
 		}
+	}
+	if len(out) == 0 {
+		return nil, first
 	}
 	return out, nil
 }
@@ -126,7 +138,9 @@ func (s *Sharded) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe
 	}
 	ok := make([]bool, len(ls))
 	err := s.inShards(ctx, all, func(i int, _ []int) error {
-		res, err := s.shards[i].AckAll(ctx, inLeases(pick(ls, gl[i]), i), pick(ps, gp[i]))
+		res, err := rideOut(ctx, s, func() ([]bool, error) {
+			return s.shards[i].AckAll(ctx, inLeases(pick(ls, gl[i]), i), pick(ps, gp[i]))
+		})
 		for j, v := range res {
 			ok[gl[i][j]] = v
 		}
@@ -179,7 +193,7 @@ func (s *Sharded) inShards(ctx context.Context, groups map[int][]int, fn func(i 
 // Extend implements [queue.Worker] in the lease's shard.
 func (s *Sharded) Extend(ctx context.Context, l queue.Lease, ttl time.Duration) (queue.Lease, error) {
 	i := s.shardOf(l.Item.Host)
-	l2, err := s.shards[i].Extend(ctx, inLeases([]queue.Lease{l}, i)[0], ttl)
+	l2, err := rideOut(ctx, s, func() (queue.Lease, error) { return s.shards[i].Extend(ctx, inLeases([]queue.Lease{l}, i)[0], ttl) })
 	if err == nil {
 		l2.ID = l.ID
 	}
@@ -189,7 +203,9 @@ func (s *Sharded) Extend(ctx context.Context, l queue.Lease, ttl time.Duration) 
 // Fail implements [queue.Worker] in the lease's shard.
 func (s *Sharded) Fail(ctx context.Context, l queue.Lease, reason string, maxAttempts int) error {
 	i := s.shardOf(l.Item.Host)
-	err := s.shards[i].Fail(ctx, inLeases([]queue.Lease{l}, i)[0], reason, maxAttempts)
+	_, err := rideOut(ctx, s, func() (struct{}, error) {
+		return struct{}{}, s.shards[i].Fail(ctx, inLeases([]queue.Lease{l}, i)[0], reason, maxAttempts)
+	})
 	s.notEmpty(i)
 	return err
 }
@@ -200,7 +216,7 @@ func (s *Sharded) Release(ctx context.Context, ls []queue.Lease) (int, error) {
 	var mu sync.Mutex
 	total := 0
 	err := s.inShards(ctx, g, func(i int, idx []int) error {
-		n, err := s.shards[i].Release(ctx, inLeases(pick(ls, idx), i))
+		n, err := rideOut(ctx, s, func() (int, error) { return s.shards[i].Release(ctx, inLeases(pick(ls, idx), i)) })
 		mu.Lock()
 		total += n
 		mu.Unlock()
@@ -215,7 +231,7 @@ func (s *Sharded) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts in
 	var mu sync.Mutex
 	var res queue.ReclaimResult
 	err := s.each(ctx, func(i int, st *Store) error {
-		r, err := st.Reclaim(ctx, ttl, maxAttempts)
+		r, err := rideOut(ctx, s, func() (queue.ReclaimResult, error) { return st.Reclaim(ctx, ttl, maxAttempts) })
 		mu.Lock()
 		res.Requeued = append(res.Requeued, r.Requeued...)
 		res.Dead = append(res.Dead, r.Dead...)
@@ -234,7 +250,7 @@ func (s *Sharded) Stats(ctx context.Context) (queue.Stats, error) {
 	var mu sync.Mutex
 	var sum queue.Stats
 	err := s.each(ctx, func(_ int, st *Store) error {
-		r, err := st.Stats(ctx)
+		r, err := rideOut(ctx, s, func() (queue.Stats, error) { return st.Stats(ctx) })
 		if err != nil {
 			return err
 		}
@@ -258,7 +274,7 @@ func (s *Sharded) Queued(ctx context.Context, hosts []host.Name) ([]bool, error)
 	g := s.byShard(len(hosts), func(j int) host.Name { return hosts[j] })
 	out := make([]bool, len(hosts))
 	err := s.inShards(ctx, g, func(i int, idx []int) error {
-		r, err := s.shards[i].Queued(ctx, pick(hosts, idx))
+		r, err := rideOut(ctx, s, func() ([]bool, error) { return s.shards[i].Queued(ctx, pick(hosts, idx)) })
 		for k, v := range r {
 			out[idx[k]] = v
 		}

@@ -30,8 +30,9 @@ var (
 )
 
 // clusterArgs are the redis-server arguments of a cluster node. A short
-// node timeout makes a killed master's replica take over within seconds.
-var clusterArgs = []string{"--cluster-enabled", "yes", "--cluster-node-timeout", "2000"}
+// node timeout makes a killed master's replica take over within seconds;
+// no diskless-sync delay lets a new replica sync at once.
+var clusterArgs = []string{"--cluster-enabled", "yes", "--cluster-node-timeout", "2000", "--repl-diskless-sync-delay", "0"}
 
 // StartCluster starts a cluster of masters masters with replicas replicas
 // each, waits until every node reports cluster_state:ok, and stops it at the
@@ -88,7 +89,33 @@ func startCluster(newDir func() (string, error), masters, replicas int) (*Cluste
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		return c, fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
 	}
-	return c, c.WaitOK(30 * time.Second)
+	if err := c.WaitOK(30 * time.Second); err != nil {
+		return c, err
+	}
+	return c, c.waitReplicasSynced(30 * time.Second)
+}
+
+// waitReplicasSynced waits until every replica has finished its first sync
+// with its master (master_link_status:up), so that a test that kills a
+// master right away kills one whose writes the replica is receiving.
+func (c *Cluster) waitReplicasSynced(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, s := range c.Nodes {
+		rc := redis.NewClient(&redis.Options{Addr: s.Addr})
+		for {
+			info, err := rc.Info(context.Background(), "replication").Result()
+			if err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")) {
+				break
+			}
+			if time.Now().After(deadline) {
+				rc.Close()
+				return fmt.Errorf("replica %s did not sync with its master: %v", s.Addr, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		rc.Close()
+	}
+	return nil
 }
 
 // Addrs returns the address of every node, masters first as created.
