@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"math/rand/v2"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -33,10 +34,12 @@ type Sharded struct {
 	base   string
 	shards []*Store
 
-	// next rotates the shard Lease starts at, so none starves; emptyUntil
-	// holds, per shard, until when (Unix ns) Lease passes it over because
-	// it just found it empty.
-	next       atomic.Uint64
+	// offset is this process's first shard for Lease, which moves on
+	// every rotateEvery by the clock now; emptyUntil holds, per shard,
+	// until when (Unix ns) Lease passes it over because it just found it
+	// empty.
+	offset     uint64
+	now        func() time.Time
 	emptyUntil []atomic.Int64
 
 	// cluster says c is a cluster client: calls ride out failovers
@@ -50,6 +53,9 @@ type Sharded struct {
 
 var _ store.Backend = (*Sharded)(nil)
 
+// rotateEvery is how long Lease keeps starting at one shard.
+const rotateEvery = 20 * time.Millisecond
+
 // emptyMemory is how long Lease passes over a shard it found empty. Items
 // seeded or retried into it meanwhile wait at most this long.
 const emptyMemory = 250 * time.Millisecond
@@ -62,7 +68,11 @@ func openSharded(ctx context.Context, c redis.UniversalClient, base string, n in
 		return nil, err
 	}
 	_, cluster := c.(*redis.ClusterClient)
-	s := &Sharded{c: c, base: base, shards: []*Store{first}, emptyUntil: make([]atomic.Int64, n), cluster: cluster}
+	s := &Sharded{c: c, base: base, shards: []*Store{first}, emptyUntil: make([]atomic.Int64, n), cluster: cluster,
+		offset: rand.Uint64(), now: o.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	for i := 1; i < n; i++ {
 		st, err := newStore(c, shardBase(base, n, i), o.Now)
 		if err != nil {

@@ -42,13 +42,17 @@ func (s *Sharded) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult
 // items into it.
 func (s *Sharded) notEmpty(i int) { s.emptyUntil[i].Store(0) }
 
-// Lease implements [queue.Worker]. One pass asks the shards in turn,
-// starting one further on at each call so that none starves, until it has
-// n leases. While it waits for work, a pass passes over the shards it found
-// empty in the last moment (emptyMemory), so an idle fleet polls each
-// shard a few times a second, not in a loop; items other probes add to
-// such a shard meanwhile wait that long. It backs off from 2ms to 100ms
-// between passes, until wait has passed or ctx ends.
+// Lease implements [queue.Worker]. One pass asks the shards in turn until
+// it has n leases, starting at a shard that moves on every rotateEvery
+// (from a random shard in each process), so that none starves while the
+// calls a process makes at about the same time go to one shard and share
+// its script calls (see [Store]), as on one server; it passes passing over the shards it found empty in the last moment
+// over the shards it found empty in the last moment
+// (emptyMemory): an idle fleet polls each shard a few times a second, not
+// in a loop, and a queue whose work sits in a few shards costs few calls.
+// Passes back off from 2ms to 100ms while wait lasts; the last pass, when
+// wait is over (at once for a wait of 0), asks every shard, so Lease
+// returns nothing only when each shard had nothing.
 func (s *Sharded) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]queue.Lease, error) {
 	if err := s.shards[0].check(ctx); err != nil {
 		return nil, err
@@ -58,14 +62,11 @@ func (s *Sharded) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]
 	}
 	until := time.Now().Add(wait)
 	backoff := 2 * time.Millisecond
-	for pass := 0; ; pass++ {
-		ls, err := s.leasePass(ctx, n, ttl, pass > 0)
-		if err != nil || len(ls) > 0 {
-			return ls, err
-		}
+	for {
 		left := time.Until(until)
-		if left <= 0 {
-			return nil, nil
+		ls, err := s.leasePass(ctx, n, ttl, left > 0)
+		if err != nil || len(ls) > 0 || left <= 0 {
+			return ls, err
 		}
 		t := time.NewTimer(min(backoff, left))
 		select {
@@ -85,8 +86,8 @@ func (s *Sharded) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]
 // returns the first error only when it leased nothing.
 func (s *Sharded) leasePass(ctx context.Context, n int, ttl time.Duration, skipEmpty bool) ([]queue.Lease, error) {
 	k := len(s.shards)
-	start := int(s.next.Add(1) % uint64(k))
 	now := time.Now().UnixNano()
+	start := int((s.offset + uint64(s.now().UnixNano()/int64(rotateEvery))) % uint64(k))
 	var out []queue.Lease
 	var first error
 	for j := 0; j < k && len(out) < n; j++ {

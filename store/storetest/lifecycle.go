@@ -181,11 +181,11 @@ func testFailMaxOne(t *testing.T, q queue.Queue) {
 }
 
 func testReclaim(t *testing.T, q queue.Queue) {
-	mustSeed(t, q, "a.com", "b.com", "c.com", "keep.com")
+	mustSeed(t, q, "a.x.com", "b.x.com", "c.x.com", "keep.x.com")
 	mustLease(t, q, 3, 10*time.Millisecond)
 	keep := mustLeaseOne(t, q, long)
 	r := reclaimUntil(t, q, 3, 3)
-	if diff := cmp.Diff([]string{"a.com", "b.com", "c.com"}, r.Requeued); diff != "" {
+	if diff := cmp.Diff([]string{"a.x.com", "b.x.com", "c.x.com"}, r.Requeued); diff != "" {
 		t.Errorf("Reclaim() requeued (-want +got):\n%s", diff)
 	}
 	if len(r.Dead) != 0 {
