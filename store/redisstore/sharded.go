@@ -2,9 +2,9 @@ package redisstore
 
 import (
 	"context"
-	"math/rand/v2"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
