@@ -76,10 +76,13 @@ func crc16(s string) uint16 {
 
 // A lease ID a [Sharded] hands out is its shard's ID plus "@" and the shard
 // number, since each shard numbers its leases alone. Calls find the shard
-// by the lease's host; outID and inID turn one ID into the other there. An
-// ID whose suffix names another shard (a lease loaded from a queue of
-// another shard count, or from bbolt) is kept whole, so its holder can
-// still ack it.
+// by the lease's host; outID and inID turn one ID into the other there. A
+// lease loaded from an export keeps its ID: one whose suffix names the
+// shard it lands in is stored without it, any other (from another shard
+// count, or from bbolt) whole, and Dump writes an ID that holds an "@" as
+// stored, so the lease's holder can still ack it and an export of a
+// sharded queue comes back unchanged (an ID from bbolt gains the suffix of
+// its shard in the next export; its holder's ack still finds it).
 
 // outID is the ID of shard i's lease id as a Sharded hands it out.
 func outID(id string, i int) string { return id + "@" + strconv.Itoa(i) }
