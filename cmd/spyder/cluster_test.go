@@ -2,10 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
@@ -100,4 +104,50 @@ func TestE2E_FleetRidesOutFailover(t *testing.T) {
 			t.Errorf("probe %d logged %d errors: retrying in a loop, not with backoff", i, errs)
 		}
 	}
+}
+
+// TestQueue_ExportImportAcrossShardCounts: `queue export` from the 64
+// shards of a cluster imports into 3 shards on one server, into bbolt and
+// back into the cluster under another key, every record unchanged.
+func TestQueue_ExportImportAcrossShardCounts(t *testing.T) {
+	t.Parallel()
+	c := redistest.SharedCluster(t)
+	dir := t.TempDir()
+	var hosts []string
+	for i := range 300 {
+		hosts = append(hosts, fmt.Sprintf("h%d.site%d.org", i, i%50))
+	}
+	list := filepath.Join(dir, "list.txt")
+	if err := os.WriteFile(list, []byte(strings.Join(hosts, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cluster := []string{"--redis", strings.Join(c.Addrs(), ","), "--queue-key", redistest.Prefix(t)}
+	runApp(t, append([]string{"queue", "seed"}, append(cluster, list)...)...)
+	first := sortedLines(runApp(t, append([]string{"queue", "export"}, cluster...)...))
+	if len(first) != 600 {
+		t.Fatalf("export of 300 seeded hosts has %d lines, want 600 (pending and seen)", len(first))
+	}
+	hops := [][]string{
+		{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t), "--shards", "3"},
+		{"--db", filepath.Join(dir, "q.db")},
+		{"--redis", c.Addrs()[1], "--queue-key", redistest.Prefix(t)},
+	}
+	prev := first
+	for _, to := range hops {
+		file := filepath.Join(dir, "state.jsonl")
+		if err := os.WriteFile(file, []byte(strings.Join(prev, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runApp(t, append(append([]string{"queue", "import"}, to...), file)...)
+		prev = sortedLines(runApp(t, append([]string{"queue", "export"}, to...)...))
+		if diff := cmp.Diff(first, prev); diff != "" {
+			t.Fatalf("export after import into %v differs (-first +now):\n%s", to, diff)
+		}
+	}
+}
+
+func sortedLines(s string) []string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	slices.Sort(lines)
+	return lines
 }
