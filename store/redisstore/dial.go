@@ -110,10 +110,14 @@ func dialClient(ctx context.Context, addr string) (redis.UniversalClient, int, e
 	case len(inCluster) == 0 && len(seeds) > 1:
 		return nil, 0, fmt.Errorf("%s: none of these servers is a Redis Cluster node; give one address for a single server", name)
 	case len(inCluster) == 0:
+		c := seeds[0]
 		seeds = nil // the one client is the store's
-		return clientOf(addr), 0, nil
+		return c, 0, nil
 	}
 	opt := seeds[0].Options()
+	if opt.DB != 0 {
+		return nil, 0, fmt.Errorf("%s: a Redis Cluster has only database 0, not %d", name, opt.DB)
+	}
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: inCluster,
 		Username: opt.Username, Password: opt.Password, TLSConfig: opt.TLSConfig,
 		DialTimeout: opt.DialTimeout, ReadTimeout: opt.ReadTimeout, WriteTimeout: opt.WriteTimeout})
@@ -124,12 +128,6 @@ func dialClient(ctx context.Context, addr string) (redis.UniversalClient, int, e
 		return nil, 0, fmt.Errorf("%s: %w", name, err)
 	}
 	return cc, masters, nil
-}
-
-// clientOf is NewClient for an address dialClient has already checked.
-func clientOf(addr string) redis.UniversalClient {
-	c, _ := NewClient(addr)
-	return c
 }
 
 // clusterEnabled reports whether the server at c runs in cluster mode,
