@@ -106,6 +106,7 @@ func TestDial_ClusterByAnyNode(t *testing.T) {
 		t.Errorf("Dial(cluster, tagged key) is not today's Store")
 	}
 	wantDialError(t, c.Addrs()[0], redisstore.Options{Key: "{" + key + "}:q", Shards: 4}, "drop the braces")
+	wantDialError(t, "redis://"+c.Addrs()[0]+"/2", redisstore.Options{Key: key}, "a Redis Cluster has only database 0, not 2")
 }
 
 // TestDial_MixedNodeList: a list naming a cluster node and a single server
