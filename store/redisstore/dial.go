@@ -95,6 +95,9 @@ func dialClient(ctx context.Context, addr string) (redis.UniversalClient, int, e
 	var inCluster, alone []string
 	for _, s := range seeds {
 		on, err := clusterEnabled(ctx, s)
+		if err != nil && strings.Contains(err.Error(), "SELECT is not allowed in cluster mode") {
+			return nil, 0, fmt.Errorf("%s: a Redis Cluster has only database 0, not %d", name, s.Options().DB)
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s does not answer: %w", name, err)
 		}
@@ -115,9 +118,6 @@ func dialClient(ctx context.Context, addr string) (redis.UniversalClient, int, e
 		return c, 0, nil
 	}
 	opt := seeds[0].Options()
-	if opt.DB != 0 {
-		return nil, 0, fmt.Errorf("%s: a Redis Cluster has only database 0, not %d", name, opt.DB)
-	}
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: inCluster,
 		Username: opt.Username, Password: opt.Password, TLSConfig: opt.TLSConfig,
 		DialTimeout: opt.DialTimeout, ReadTimeout: opt.ReadTimeout, WriteTimeout: opt.WriteTimeout})
