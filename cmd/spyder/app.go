@@ -112,7 +112,9 @@ func backendFlags() []cli.Flag {
 			Usage:   "Redis `ADDR` for a fleet: host:port, redis://[user:pass@]host:port/db, rediss://..., or a comma-separated cluster list; set, it replaces --db",
 			EnvVars: []string{"SPYDER_REDIS", "REDIS_QUEUE_ADDR"}}),
 		altsrc.NewStringFlag(&cli.StringFlag{Name: "queue-key", Value: queue.DefaultKey, Category: catQueue,
-			Usage: "Redis base `KEY` of the queue (use a {hash tag} with Redis Cluster)", EnvVars: []string{"SPYDER_QUEUE_KEY"}}),
+			Usage: "Redis base `KEY` of the queue (on a Redis Cluster, without braces: each shard gets its own {hash tag})", EnvVars: []string{"SPYDER_QUEUE_KEY"}}),
+		altsrc.NewIntFlag(&cli.IntFlag{Name: "shards", Category: catQueue,
+			Usage: "split the Redis queue into `N` shards (0: the count stored with the queue, else 1 on one server, 16 a master rounded up to a power of two on a Redis Cluster)", EnvVars: []string{"SPYDER_SHARDS"}}),
 		altsrc.NewStringFlag(&cli.StringFlag{Name: "log-level", Value: "info", Category: catOps,
 			Usage: "log `LEVEL`: debug, info, warn or error", EnvVars: []string{"SPYDER_LOG_LEVEL"}}),
 	}
@@ -152,7 +154,7 @@ func isTerminal(x any) bool {
 // the file or the server.
 func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (store.Backend, error) {
 	if addr := strings.TrimSpace(c.String("redis")); addr != "" {
-		s, err := redisstore.Connect(ctx, addr, redisstore.Options{Key: c.String("queue-key")})
+		s, err := redisstore.Dial(ctx, addr, redisstore.Options{Key: c.String("queue-key"), Shards: c.Int("shards")})
 		if err != nil {
 			return nil, err
 		}

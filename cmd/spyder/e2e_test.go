@@ -172,8 +172,13 @@ func TestE2E_FleetSharesWork(t *testing.T) {
 // every host is still written.
 func TestE2E_FleetSurvivesSIGKILL(t *testing.T) {
 	t.Parallel()
+	fleetSurvivesSIGKILL(t, redistest.Addr(t), redistest.Prefix(t))
+}
+
+// fleetSurvivesSIGKILL is TestE2E_FleetSurvivesSIGKILL on the Redis at
+// addr, under key.
+func fleetSurvivesSIGKILL(t *testing.T, addr, key string) {
 	w := crawltest.Start(t, crawltest.Options{Hosts: 600, Seed: 14, HTTPLatency: 20 * time.Millisecond})
-	addr, key := redistest.Addr(t), redistest.Prefix(t)
 	dir := t.TempDir()
 	backend := []string{"--redis", addr, "--queue-key", key, "--lease", "3s", "--fleet-limiter"}
 	wargs := worldArgs(t, w)

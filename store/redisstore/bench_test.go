@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/spyder-crawler/spyder/store/redisstore"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 	"github.com/spyder-crawler/spyder/store/storetest"
 )
@@ -55,6 +56,22 @@ func BenchmarkLeaseAck(b *testing.B) {
 	b.Run("redisstore/spyder-run", func(b *testing.B) {
 		srv := redistest.Start(b)
 		s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
+		defer reportCPU(b, s.Client(), items)()
+		storetest.BenchRunLoop(b, s, workers, items)
+	})
+	for _, batch := range []int{1, 64} {
+		name := "cluster3"
+		if batch > 1 {
+			name = fmt.Sprintf("cluster3/batch=%d", batch)
+		}
+		b.Run(name, func(b *testing.B) {
+			s := mustBenchCluster(b)
+			defer reportCPU(b, s.Client(), items)()
+			storetest.BenchLeaseAck(b, s, workers, batch, items)
+		})
+	}
+	b.Run("cluster3/spyder-run", func(b *testing.B) {
+		s := mustBenchCluster(b)
 		defer reportCPU(b, s.Client(), items)()
 		storetest.BenchRunLoop(b, s, workers, items)
 	})
@@ -142,6 +159,25 @@ func BenchmarkSeed(b *testing.B) {
 	storetest.BenchSeed(b, s, 1_000_000)
 }
 
+// BenchmarkSeedCluster is BenchmarkSeed on a fresh 3-master Redis Cluster,
+// into the default 64 shards; server-µs/item sums the CPU of every node.
+//
+//	go test -run '^$' -bench SeedCluster -benchtime 1x ./store/redisstore/
+func BenchmarkSeedCluster(b *testing.B) {
+	s := mustBenchCluster(b)
+	defer reportCPU(b, s.Client(), 1_000_000)()
+	storetest.BenchSeed(b, s, 1_000_000)
+}
+
+// mustBenchCluster opens the default sharded queue on a fresh 3-master
+// cluster.
+func mustBenchCluster(b *testing.B) *redisstore.Sharded {
+	c := redistest.StartCluster(b, 3, 0)
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	b.Cleanup(func() { cc.Close() })
+	return MustOpenSharded(b, cc, "spyder:queue", 64)
+}
+
 // reportCPU returns a func that reports, per item since the call and
 // including untimed setup, the CPU time (user+sys) of the redis-server and of
 // this process, the client. On a shared machine they are steadier than
@@ -166,7 +202,20 @@ func clientCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// serverCPU is the CPU time so far of the server, or of every node of a
+// cluster.
 func serverCPU(b *testing.B, c redis.UniversalClient) time.Duration {
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		var total atomic.Int64
+		err := cc.ForEachShard(context.Background(), func(_ context.Context, n *redis.Client) error {
+			total.Add(int64(serverCPU(b, n)))
+			return nil
+		})
+		if err != nil {
+			b.Fatalf("INFO cpu on the cluster: %v", err)
+		}
+		return time.Duration(total.Load())
+	}
 	info, err := c.Info(context.Background(), "cpu").Result()
 	if err != nil {
 		b.Fatalf("INFO cpu: %v", err)

@@ -16,7 +16,8 @@
 // Every key is the base (--queue-key, default "spyder:queue") plus a
 // suffix, so a hash tag in the base ("{spyder}:queue") puts them all in one
 // Redis Cluster slot, which the Lua scripts need; [Open] refuses a cluster
-// client and a base without one. With the default base:
+// client and a base without one (a [Sharded] queue gives each shard's base
+// its own tag, below). With the default base:
 //
 //	spyder:queue                       list    pending items: LPUSH in, RPOP oldest
 //	spyder:queue:leases                zset    in flight: "<lease ID> <item>" → deadline (Unix ms)
@@ -52,6 +53,23 @@
 // included). A dead entry is
 // {"item":{...},"error":"why","at":<Unix s>}, or "raw" (a JSON string) or
 // "raw_b64" in place of "item" for bytes that are not an item.
+//
+// # Sharded keys (Redis Cluster)
+//
+// [Dial] splits the queue into shards on a Redis Cluster (or on one server
+// when asked): a [Sharded] of N [Store]s. Shard i of base B is the Store
+// under the base "{B/i-j}", whose braces make it the hash tag of all the
+// shard's keys: "{spyder:queue/0-53}", "{spyder:queue/0-53}:leases" and so
+// on, as above. j is the first number that puts the tag's slot into the
+// i-th of N equal runs of the 16384 slots, so the shards spread over the
+// masters of a cluster whose slots were handed out in equal runs. The key
+// B:shards holds N; [Dial] refuses a count that disagrees with it. A host
+// lives in the shard of its registrable domain (FNV-1a of eTLD+1); lease
+// IDs a Sharded hands out end in "@<shard>". The heartbeats and the spool
+// are shard 0's; the output seen sets are each shard's, a key going to the
+// shard an FNV-1a hash of it picks; the fleet limiter keeps B:rl:<key>,
+// without a tag. With one shard on one server, [Dial] opens the Store under
+// B itself: the keys above, unchanged.
 //
 // # Reading the queue with redis-cli
 //

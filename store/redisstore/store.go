@@ -24,6 +24,11 @@ type Options struct {
 	// hash tag, e.g. "{spyder}:queue".
 	Key string
 
+	// Shards is how many shards [Dial] splits the queue into: 0 means the
+	// count stored with the queue, else the default (see [Sharded]). Open
+	// ignores it.
+	Shards int
+
 	// Now, when set, is the clock lease deadlines are computed from. When nil
 	// (the default, and what a fleet wants) the scripts read the Redis
 	// server's clock, so the clocks of the probes do not matter. Tests set it
@@ -96,11 +101,17 @@ func Open(ctx context.Context, c redis.UniversalClient, o Options) (*Store, erro
 			return nil, interpret("load scripts", err)
 		}
 	}
+	return newStore(c, base, o.Now)
+}
+
+// newStore returns the queue under base in c without checking the server
+// or loading the scripts: [Open] has, or a [Sharded] did for its first shard.
+func newStore(c redis.UniversalClient, base string, now func() time.Time) (*Store, error) {
 	var inst [8]byte
 	if _, err := rand.Read(inst[:]); err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	s := &Store{c: c, base: base, k: newKeys(base), now: o.Now,
+	s := &Store{c: c, base: base, k: newKeys(base), now: now,
 		replies: base + ":replies:" + hex.EncodeToString(inst[:])}
 	s.hot = newBatcher(batchLoops, maxBatch, func(o op) int { return max(o.n, len(o.acks), len(o.probes)/2, 1) }, s.hotBatch)
 	return s, nil

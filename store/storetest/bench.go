@@ -24,7 +24,7 @@ func benchHosts(n int) []host.Name {
 	run := benchRun.Add(1)
 	hosts := make([]host.Name, n)
 	for i := range hosts {
-		hosts[i] = host.Name(fmt.Sprintf("h%d-%d.bench.example", run, i))
+		hosts[i] = host.Name(fmt.Sprintf("h%d-%d.bench-example", run, i)) // each its own site
 	}
 	return hosts
 }

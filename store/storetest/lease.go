@@ -16,14 +16,14 @@ import (
 )
 
 func testLeaseFIFO(t *testing.T, q queue.Queue) {
-	mustSeed(t, q, "a1.com", "a2.com", "a3.com")
-	mustSeed(t, q, "a4.com", "a5.com")
+	mustSeed(t, q, "a1.x.com", "a2.x.com", "a3.x.com")
+	mustSeed(t, q, "a4.x.com", "a5.x.com")
 	first := hostsOf(mustLease(t, q, 2, long))
 	rest := hostsOf(mustLease(t, q, 10, long))
-	if diff := cmp.Diff([]string{"a1.com", "a2.com"}, first); diff != "" {
+	if diff := cmp.Diff([]string{"a1.x.com", "a2.x.com"}, first); diff != "" {
 		t.Errorf("Lease(2) hosts (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"a3.com", "a4.com", "a5.com"}, rest); diff != "" {
+	if diff := cmp.Diff([]string{"a3.x.com", "a4.x.com", "a5.x.com"}, rest); diff != "" {
 		t.Errorf("Lease(10) hosts (-want +got):\n%s", diff)
 	}
 	if ls := mustLease(t, q, 1, long); len(ls) != 0 {

@@ -15,13 +15,13 @@ import (
 )
 
 func testAck(t *testing.T, q queue.Queue) {
-	mustSeed(t, q, "a.com", "b.com")
+	mustSeed(t, q, "a.x.com", "b.x.com")
 	l := mustLeaseOne(t, q, long)
 	wantCounts(t, q, 1, 1, 0, 2)
 	mustAck(t, q, l)
 	wantCounts(t, q, 1, 0, 0, 2)
-	if got := hostsOf(mustLease(t, q, 10, long)); !cmp.Equal(got, []string{"b.com"}) {
-		t.Errorf("Lease() after ack = %v, want [b.com]", got)
+	if got := hostsOf(mustLease(t, q, 10, long)); !cmp.Equal(got, []string{"b.x.com"}) {
+		t.Errorf("Lease() after ack = %v, want [b.x.com]", got)
 	}
 }
 
@@ -50,20 +50,20 @@ func testAckAll(t *testing.T, q queue.Queue) {
 	if ok, err := q.AckAll(ctx, nil, nil); err != nil || len(ok) != 0 {
 		t.Errorf("AckAll(nil, nil) = %v, %v; want [], nil", ok, err)
 	}
-	mustSeed(t, q, "a.com", "b.com", "c.com")
+	mustSeed(t, q, "a.x.com", "b.x.com", "c.x.com")
 	stale := mustLeaseOne(t, q, 10*time.Millisecond)
-	if r := reclaimUntil(t, q, 3, 1); !cmp.Equal(r.Requeued, []string{"a.com"}) {
-		t.Fatalf("Reclaim() requeued %v, want [a.com]", r.Requeued)
+	if r := reclaimUntil(t, q, 3, 1); !cmp.Equal(r.Requeued, []string{"a.x.com"}) {
+		t.Fatalf("Reclaim() requeued %v, want [a.x.com]", r.Requeued)
 	}
 	ls := mustLease(t, q, 3, long)
-	if got := slices.Sorted(slices.Values(hostsOf(ls))); !cmp.Equal(got, []string{"a.com", "b.com", "c.com"}) {
-		t.Fatalf("Lease(3) = %v, want a.com, b.com and c.com", got)
+	if got := slices.Sorted(slices.Values(hostsOf(ls))); !cmp.Equal(got, []string{"a.x.com", "b.x.com", "c.x.com"}) {
+		t.Fatalf("Lease(3) = %v, want a.x.com, b.x.com and c.x.com", got)
 	}
 	byHost := map[string]queue.Lease{}
 	for _, l := range ls {
 		byHost[string(l.Item.Host)] = l
 	}
-	b, c, cur := byHost["b.com"], byHost["c.com"], byHost["a.com"]
+	b, c, cur := byHost["b.x.com"], byHost["c.x.com"], byHost["a.x.com"]
 	mustAck(t, q, b)
 	ok, err := q.AckAll(ctx, []queue.Lease{c, b, stale, c}, nil)
 	if err != nil {
@@ -74,7 +74,7 @@ func testAckAll(t *testing.T, q queue.Queue) {
 	}
 	wantCounts(t, q, 0, 1, 0, 3)
 	if ok, err := q.AckAll(ctx, []queue.Lease{cur}, nil); err != nil || !cmp.Equal(ok, []bool{true}) {
-		t.Errorf("AckAll(current a.com) = %v, %v; want [true], nil (its lease untouched)", ok, err)
+		t.Errorf("AckAll(current a.x.com) = %v, %v; want [true], nil (its lease untouched)", ok, err)
 	}
 	wantCounts(t, q, 0, 0, 0, 3)
 }
@@ -181,11 +181,11 @@ func testFailMaxOne(t *testing.T, q queue.Queue) {
 }
 
 func testReclaim(t *testing.T, q queue.Queue) {
-	mustSeed(t, q, "a.com", "b.com", "c.com", "keep.com")
+	mustSeed(t, q, "a.x.com", "b.x.com", "c.x.com", "keep.x.com")
 	mustLease(t, q, 3, 10*time.Millisecond)
 	keep := mustLeaseOne(t, q, long)
 	r := reclaimUntil(t, q, 3, 3)
-	if diff := cmp.Diff([]string{"a.com", "b.com", "c.com"}, r.Requeued); diff != "" {
+	if diff := cmp.Diff([]string{"a.x.com", "b.x.com", "c.x.com"}, r.Requeued); diff != "" {
 		t.Errorf("Reclaim() requeued (-want +got):\n%s", diff)
 	}
 	if len(r.Dead) != 0 {
@@ -277,7 +277,7 @@ func testStatsLeaseAge(t *testing.T, q queue.Queue) {
 
 func testDeadRetryPurge(t *testing.T, q queue.Queue) {
 	ctx := context.Background()
-	mustSeed(t, q, "a.com", "b.com", "c.com")
+	mustSeed(t, q, "a.x.com", "b.x.com", "c.x.com")
 	for _, l := range mustLease(t, q, 3, long) {
 		mustFail(t, q, l, "down: "+string(l.Item.Host), 1)
 	}
@@ -289,7 +289,7 @@ func testDeadRetryPurge(t *testing.T, q queue.Queue) {
 	for _, d := range dead {
 		got = append(got, string(d.Item.Host)+" "+d.Error)
 	}
-	if diff := cmp.Diff([]string{"a.com down: a.com", "b.com down: b.com"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"a.x.com down: a.x.com", "b.x.com down: b.x.com"}, got); diff != "" {
 		t.Errorf("Dead(2) oldest first (-want +got):\n%s", diff)
 	}
 	if n, err := q.RetryDead(ctx, 1); err != nil || n != 1 {

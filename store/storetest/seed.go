@@ -14,17 +14,17 @@ import (
 )
 
 func testSeedCounts(t *testing.T, q queue.Queue) {
-	res := mustSeed(t, q, "a.com", "B.com.", "https://c.com/x?y", "a.com")
+	res := mustSeed(t, q, "a.x.com", "B.x.com.", "https://c.x.com/x?y", "a.x.com")
 	if res.Added != 3 || res.Duplicate != 1 {
 		t.Errorf("Seed() added/duplicate = %d/%d, want 3/1", res.Added, res.Duplicate)
 	}
-	res = mustSeed(t, q, "a.com", "d.com", "C.COM")
+	res = mustSeed(t, q, "a.x.com", "d.x.com", "C.X.COM")
 	if res.Added != 1 || res.Duplicate != 2 {
 		t.Errorf("second Seed() = %+v, want 1 added, 2 duplicate", res)
 	}
 	wantCounts(t, q, 4, 0, 0, 4)
 	got := hostsOf(mustLease(t, q, 10, long))
-	if diff := cmp.Diff([]string{"a.com", "b.com", "c.com", "d.com"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"a.x.com", "b.x.com", "c.x.com", "d.x.com"}, got); diff != "" {
 		t.Errorf("leased hosts (-want +got):\n%s", diff)
 	}
 }

@@ -73,7 +73,7 @@ func testUnknownFields(t *testing.T, q queue.Queue) {
 // hosts.
 func buildState(t *testing.T, q queue.Queue) []queue.Lease {
 	t.Helper()
-	mustSeed(t, q, "d1.com", "d2.com", "w1.com", "w2.com", "p1.com", "p2.com", "p3.com")
+	mustSeed(t, q, "d1.x.com", "d2.x.com", "w1.x.com", "w2.x.com", "p1.x.com", "p2.x.com", "p3.x.com")
 	for _, l := range mustLease(t, q, 2, long) {
 		mustFail(t, q, l, "dead: "+string(l.Item.Host), 1)
 	}
@@ -137,7 +137,7 @@ func testDumpLoad(t *testing.T, q, q2 queue.Queue) {
 			pending = append(pending, string(r.Item.Host))
 		}
 	}
-	if diff := cmp.Diff([]string{"p1.com", "p2.com", "p3.com"}, pending); diff != "" {
+	if diff := cmp.Diff([]string{"p1.x.com", "p2.x.com", "p3.x.com"}, pending); diff != "" {
 		t.Errorf("Dump() pending order (-want +got):\n%s", diff)
 	}
 	if err := q2.Load(context.Background(), recs); err != nil {

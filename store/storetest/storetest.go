@@ -13,6 +13,10 @@
 //     seconds at the seed.
 //   - An item that fails or expires for the last time is dead with
 //     attempt = maxAttempts and the last reason as its error.
+//   - Pending is FIFO among the hosts of one registrable domain (the
+//     cases that check order use one site's hosts): a backend may keep
+//     sites apart, as a sharded Redis queue does, and lease them in any
+//     order.
 //   - Where a retried, reclaimed or released item goes in pending (front
 //     or back) is the backend's choice; pending and dead otherwise keep
 //     their order through Dump and Load, processing and seen need not.

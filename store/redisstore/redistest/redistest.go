@@ -40,13 +40,16 @@ var (
 	prefixSeq  atomic.Int64
 )
 
-// Main runs a package's tests and then stops the shared server, if one was
-// started. Call it from TestMain: os.Exit(redistest.Main(m)).
+// Main runs a package's tests and then stops the shared server and the
+// shared cluster, if they were started. Call it from TestMain: os.Exit(redistest.Main(m)).
 func Main(m *testing.M) int {
 	code := m.Run()
 	if shared != nil {
 		shared.Stop()
 		os.RemoveAll(shared.dir)
+	}
+	if sharedCluster != nil {
+		sharedCluster.Stop()
 	}
 	return code
 }
