@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -68,4 +69,40 @@ func MustOpenSharded(tb testing.TB, c redis.UniversalClient, base string, n int)
 	}
 	tb.Cleanup(func() { s.Close() })
 	return s
+}
+
+// TestSharded_DropRun checks that dropping a run of a sharded queue on the
+// cluster forgets its keys in every shard, counts them all, and keeps the
+// other runs.
+func TestSharded_DropRun(t *testing.T) {
+	ctx := t.Context()
+	s := MustOpenSharded(t, MustClusterClient(t), "", 8)
+	e, err := s.Emitted()
+	if err != nil {
+		t.Fatalf("Emitted: %v", err)
+	}
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("node %d", i)
+	}
+	for _, run := range []string{"r1", "r2"} {
+		if err := e.Mark(ctx, run, keys); err != nil {
+			t.Fatalf("Mark %s: %v", run, err)
+		}
+	}
+	n, err := e.(store.RunDropper).DropRun(ctx, "r1")
+	if err != nil || n != int64(len(keys)) {
+		t.Fatalf("DropRun = %d, %v; want %d", n, err, len(keys))
+	}
+	for run, want := range map[string]bool{"r1": false, "r2": true} {
+		seen, err := e.Seen(ctx, run, keys)
+		if err != nil {
+			t.Fatalf("Seen %s: %v", run, err)
+		}
+		for i, got := range seen {
+			if got != want {
+				t.Fatalf("Seen(%s, %q) = %v after dropping r1, want %v", run, keys[i], got, want)
+			}
+		}
+	}
 }

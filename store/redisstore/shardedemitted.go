@@ -64,3 +64,19 @@ func (e *ShardedEmitted) Mark(ctx context.Context, run string, keys []string) er
 		return err
 	})
 }
+
+var _ store.RunDropper = (*ShardedEmitted)(nil)
+
+// DropRun implements [store.RunDropper]: it drops run's seen set in every
+// shard and reports how many keys they held together.
+func (e *ShardedEmitted) DropRun(ctx context.Context, run string) (int64, error) {
+	var total int64
+	for _, p := range e.parts {
+		n, err := rideOut(ctx, e.s, func() (int64, error) { return p.DropRun(ctx, run) })
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}
