@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,8 +79,21 @@ func (a *attempts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // error: the calls of the outage wait until the replica has taken over
 // (scripts and all), costing a few tries a second each, not a loop. No
 // host is lost: each is acked, or (an ack the replica never got) still
-// leased.
+// leased. What asynchronous replication lost of the writes just before
+// the kill is logged; with Options.SeedWait no seed may be lost.
 func TestFailover_StoreRidesOutMasterKill(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		wait time.Duration
+	}{{"async", 0}, {"seed-wait", time.Second}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testFailover(t, tt.wait)
+		})
+	}
+}
+
+func testFailover(t *testing.T, seedWait time.Duration) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1)
 	client, err := redisstore.NewClient(strings.Join(c.Addrs(), ","))
@@ -90,7 +104,7 @@ func TestFailover_StoreRidesOutMasterKill(t *testing.T) {
 	obs := &attempts{}
 	client.AddHook(obs)
 	const key = "{failover}:queue"
-	s, err := redisstore.Open(ctx, client, redisstore.Options{Key: key})
+	s, err := redisstore.Open(ctx, client, redisstore.Options{Key: key, SeedWait: seedWait})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,13 +158,15 @@ func TestFailover_StoreRidesOutMasterKill(t *testing.T) {
 	if nm := c.MasterOf(t, key); nm == master {
 		t.Fatalf("the killed node %s still serves the queue", master.Addr)
 	}
-	checkLoss(ctx, t, client, key, hosts, f)
+	if lostSeeds := checkLoss(ctx, t, client, key, hosts, f); seedWait > 0 && lostSeeds > 0 {
+		t.Errorf("%d seeds lost in the failover with SeedWait %v, want 0", lostSeeds, seedWait)
+	}
 }
 
 // checkLoss checks that no host seeded before the failover (and
 // replicated, WAIT) was lost, and logs what asynchronous replication lost
 // of the writes of the failover's last moment.
-func checkLoss(ctx context.Context, t *testing.T, client redis.UniversalClient, key string, before []host.Name, f *fleet) {
+func checkLoss(ctx context.Context, t *testing.T, client redis.UniversalClient, key string, before []host.Name, f *fleet) (lostSeeds int) {
 	t.Helper()
 	inSeen := func(hs []host.Name) []bool {
 		ms := make([]any, len(hs))
@@ -168,7 +184,6 @@ func checkLoss(ctx context.Context, t *testing.T, client redis.UniversalClient, 
 			t.Errorf("host %s, seeded and replicated before the failover, is not in the seen set", before[i])
 		}
 	}
-	lostSeeds := 0
 	for _, ok := range inSeen(f.seeded) {
 		if !ok {
 			lostSeeds++
@@ -203,6 +218,7 @@ func checkLoss(ctx context.Context, t *testing.T, client redis.UniversalClient, 
 	}
 	t.Logf("failover loss: seeds %d of %d seeded meanwhile; acks %d of %d (leased again after the lease TTL); hosts leased twice %d",
 		lostSeeds, len(f.seeded), lostAcks, len(acked), twice)
+	return lostSeeds
 }
 
 // fleet is the callers of a store during a failover: workers that lease
@@ -340,4 +356,76 @@ func TestTransient(t *testing.T) {
 			t.Errorf("Transient(%s: %v) = %v, want %v", tt.name, tt.err, got, tt.want)
 		}
 	}
+}
+
+// TestSeedWait: with Options.SeedWait a seed returns once a replica has it:
+// while the replica is stopped, a seed waits until it runs again, or until
+// SeedWait has passed, which is not an error.
+func TestSeedWait(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.StartCluster(t, 3, 1)
+	client, err := redisstore.NewClient(strings.Join(c.Addrs(), ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	const key = "{seedwait}:queue"
+	open := func(wait time.Duration) *redisstore.Store {
+		s, err := redisstore.Open(ctx, client, redisstore.Options{Key: key, SeedWait: wait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	short, long := open(100*time.Millisecond), open(5*time.Second)
+	master := c.MasterOf(t, key)
+	mc := redis.NewClient(&redis.Options{Addr: master.Addr})
+	defer mc.Close()
+	waitUntil(t, 20*time.Second, func() bool { n, err := mc.Wait(ctx, 1, 200*time.Millisecond).Result(); return err == nil && n == 1 })
+	replica := replicaOf(t, c, master)
+
+	if err := syscall.Kill(replica.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	const pause = 800 * time.Millisecond
+	resumed := time.AfterFunc(pause, func() { syscall.Kill(replica.PID(), syscall.SIGCONT) })
+	defer func() {
+		if resumed.Stop() {
+			syscall.Kill(replica.PID(), syscall.SIGCONT)
+		}
+	}()
+	start := time.Now()
+	if res, err := short.Seed(ctx, []host.Name{"short.example"}); err != nil || res.Added != 1 {
+		t.Fatalf("Seed with a short SeedWait = %+v, %v; want 1 added, no error", res, err)
+	}
+	if took := time.Since(start); took < 90*time.Millisecond || took > pause {
+		t.Errorf("Seed with SeedWait 100ms took %v while the replica was stopped, want about 100ms", took)
+	}
+	if res, err := long.Seed(ctx, []host.Name{"long.example"}); err != nil || res.Added != 1 {
+		t.Fatalf("Seed with a long SeedWait = %+v, %v; want 1 added, no error", res, err)
+	}
+	if since := time.Since(stopped); since < pause-50*time.Millisecond {
+		t.Errorf("Seed with SeedWait 5s returned %v after the replica stopped, before it ran again (%v)", since, pause)
+	}
+}
+
+// replicaOf returns the live replica of master.
+func replicaOf(t *testing.T, c *redistest.Cluster, master *redistest.Server) *redistest.Server {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(master.Addr)
+	for _, s := range c.Nodes {
+		if s.PID() == 0 || s == master {
+			continue
+		}
+		rc := redis.NewClient(&redis.Options{Addr: s.Addr})
+		role, err := rc.Do(context.Background(), "ROLE").Slice()
+		rc.Close()
+		if err == nil && len(role) > 2 && role[0] == "slave" && fmt.Sprint(role[2]) == port {
+			return s
+		}
+	}
+	t.Fatalf("no replica of %s", master.Addr)
+	return nil
 }
