@@ -113,6 +113,8 @@ func backendFlags() []cli.Flag {
 			EnvVars: []string{"SPYDER_REDIS", "REDIS_QUEUE_ADDR"}}),
 		altsrc.NewStringFlag(&cli.StringFlag{Name: "queue-key", Value: queue.DefaultKey, Category: catQueue,
 			Usage: "Redis base `KEY` of the queue (use a {hash tag} with Redis Cluster)", EnvVars: []string{"SPYDER_QUEUE_KEY"}}),
+		altsrc.NewDurationFlag(&cli.DurationFlag{Name: "redis-seed-wait", Category: catQueue, EnvVars: []string{"SPYDER_REDIS_SEED_WAIT"},
+			Usage: "after each seed write, wait up to this long for a Redis replica to have it (WAIT 1), so a failover cannot lose seeds; 0: no wait"}),
 		altsrc.NewStringFlag(&cli.StringFlag{Name: "log-level", Value: "info", Category: catOps,
 			Usage: "log `LEVEL`: debug, info, warn or error", EnvVars: []string{"SPYDER_LOG_LEVEL"}}),
 	}
@@ -152,7 +154,11 @@ func isTerminal(x any) bool {
 // the file or the server.
 func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (store.Backend, error) {
 	if addr := strings.TrimSpace(c.String("redis")); addr != "" {
-		s, err := redisstore.Connect(ctx, addr, redisstore.Options{Key: c.String("queue-key")})
+		wait := c.Duration("redis-seed-wait")
+		if wait < 0 {
+			return nil, usagef("--redis-seed-wait %v: want 0 or more", wait)
+		}
+		s, err := redisstore.Connect(ctx, addr, redisstore.Options{Key: c.String("queue-key"), SeedWait: wait})
 		if err != nil {
 			return nil, err
 		}

@@ -16,9 +16,12 @@ import (
 // connection, so both run on one connection of the master of keys[0]. A
 // WAIT that times out (no replica, or one too far behind) is not an
 // error: the write is on the master, as without the option. It rides out
-// a failover as the store's client does (see [failoverHook]); a client
-// other than [redis.Client] or [redis.ClusterClient] runs the script
-// without waiting.
+// a failover as the store's client does (see [failoverHook]), running the
+// script again on the new master when the old one died before WAIT
+// answered (the seed script adds only hosts not yet seen, so a host is
+// never queued twice, though one the first run added may be counted as a
+// duplicate). A client other than [redis.Client] or [redis.ClusterClient]
+// runs the script without waiting.
 func (s *Store) runWaited(ctx context.Context, op string, sc *redis.Script, keys []string, args ...any) (any, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
@@ -45,7 +48,8 @@ func (s *Store) runWaited(ctx context.Context, op string, sc *redis.Script, keys
 		if v, err = sc.Run(ctx, conn, keys, args...).Result(); err != nil {
 			return Transient(err), err
 		}
-		return false, conn.Wait(ctx, 1, s.seedWait).Err()
+		err = conn.Wait(ctx, 1, s.seedWait).Err()
+		return Transient(err), err
 	})
 	if err != nil {
 		return nil, s.interpret(ctx, op, err)
