@@ -18,7 +18,9 @@ import (
 // on a Redis Cluster of three masters with a replica each, and SIGKILLs
 // the master that holds the queue's slot mid-crawl. The probes wait for
 // the replica to take over and finish the crawl: each exits 0, every
-// seeded host is written, none goes to dead, no stack trace, and the
+// seeded host is written and done in the queue (which a new process
+// reads through the node list, the dead node included), none goes to
+// dead, no stack trace, and the
 // outage costs a few log lines, not a line per try. What asynchronous
 // replication lost (acks, leases: hosts written twice) is logged.
 func TestE2E_FleetRidesOutFailover(t *testing.T) {
@@ -70,6 +72,9 @@ func TestE2E_FleetRidesOutFailover(t *testing.T) {
 		}
 	}
 	checkEverySeedWritten(t, w, all)
+	// A new process reads the queue after the failover, the dead node
+	// still in its address list.
+	checkFinished(t, w, "--redis", strings.Join(c.Addrs(), ","), "--queue-key", key)
 	t.Logf("failover loss: %d of %d hosts written twice", twice, len(w.Seeds))
 	for i, p := range procs {
 		checkOutageLog(t, i, p.log())
