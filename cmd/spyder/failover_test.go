@@ -15,7 +15,8 @@ import (
 )
 
 // TestE2E_FleetRidesOutFailover runs a fleet of three `spyder run` probes
-// on a Redis Cluster of three masters with a replica each, and SIGKILLs
+// on a Redis Cluster of three masters with a replica each (seeding with
+// --redis-seed-wait), and SIGKILLs
 // the master that holds the queue's slot mid-crawl. The probes wait for
 // the replica to take over and finish the crawl: each exits 0, every
 // seeded host is written and done in the queue (which a new process
@@ -31,7 +32,7 @@ func TestE2E_FleetRidesOutFailover(t *testing.T) {
 	master := c.MasterOf(t, key)
 	waitReplica(t, master.Addr)
 	dir := t.TempDir()
-	backend := []string{"--redis", strings.Join(c.Addrs(), ","), "--queue-key", key, "--lease", "8s", "--fleet-limiter"}
+	backend := []string{"--redis", strings.Join(c.Addrs(), ","), "--queue-key", key, "--lease", "8s", "--fleet-limiter", "--redis-seed-wait", "1s"}
 	wargs := worldArgs(t, w)
 	var outs []string
 	var procs []*proc

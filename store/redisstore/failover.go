@@ -101,6 +101,9 @@ func (h *failoverHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 		return h.retry(ctx, func() (bool, error) {
 			err := next(ctx, cmds)
 			for _, c := range cmds {
+				if name := c.Name(); name == "multi" || name == "exec" {
+					continue // a transaction's wrappers: go-redis sets no error on them
+				}
 				if !Transient(c.Err()) {
 					return false, err // some command was served, or failed for itself: not all again
 				}

@@ -78,8 +78,8 @@ func (a *attempts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 
 // TestFailover_StoreRidesOutMasterKill kills, mid-work, the master that
 // holds a store's slot on a cluster of three masters with one replica
-// each. Workers leasing and acking through a client from NewClient see no
-// error: the calls of the outage wait until the replica has taken over
+// each. Workers leasing, writing (the output's seen set: a script and a
+// transaction) and acking through a client from NewClient see no error: the calls of the outage wait until the replica has taken over
 // (scripts and all), costing a few tries a second each, not a loop. No
 // host is lost: each is acked, or (an ack the replica never got) still
 // leased. What asynchronous replication lost of the writes just before
@@ -125,7 +125,7 @@ func testFailover(t *testing.T, seedWait time.Duration) {
 	// The replica may still be in its first sync: wait for it to count.
 	waitUntil(t, 20*time.Second, func() bool { n, err := mc.Wait(ctx, 1, 500*time.Millisecond).Result(); return err == nil && n == 1 })
 
-	f := &fleet{s: s, acked: map[host.Name]int{}, leased: map[host.Name]int{}, stop: make(chan struct{})}
+	f := &fleet{s: s, em: redisstore.NewEmitted(client, key), acked: map[host.Name]int{}, leased: map[host.Name]int{}, stop: make(chan struct{})}
 	var wg, seeder sync.WaitGroup
 	const workers = 4
 	for range workers {
@@ -136,6 +136,10 @@ func testFailover(t *testing.T, seedWait time.Duration) {
 	waitUntil(t, 20*time.Second, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.acked) >= 60 })
 	obs.mark()
 	master.Stop()
+	// A transaction (the output's seen-set mark) sent into the outage.
+	if err := f.em.Mark(ctx, "run", []string{"during-the-outage"}); err != nil {
+		t.Errorf("Mark sent during the failover: %v", err)
+	}
 	waitUntil(t, 30*time.Second, func() bool { obs.mu.Lock(); defer obs.mu.Unlock(); return !obs.firstOK.IsZero() })
 	time.Sleep(200 * time.Millisecond)
 	close(stopSeeds)
@@ -231,7 +235,8 @@ func checkLoss(ctx context.Context, t *testing.T, client redis.UniversalClient, 
 // and ack, a seeder that seeds new hosts, and what each call answered.
 type fleet struct {
 	s    *redisstore.Store
-	stop chan struct{} // closed: workers stop once nothing is pending
+	em   *redisstore.Emitted // the output's seen set: a claim script and a transaction per host
+	stop chan struct{}       // closed: workers stop once nothing is pending
 
 	mu     sync.Mutex
 	acked  map[host.Name]int // hosts whose ack answered true
@@ -299,8 +304,16 @@ func (f *fleet) work(ctx context.Context) error {
 		f.mu.Unlock()
 		time.Sleep(20 * time.Millisecond) // the probe
 		ps := make([]queue.Probe, len(ls))
+		written := make([]string, len(ls))
 		for i, l := range ls {
 			ps[i] = queue.Probe{Host: l.Item.Host, At: time.Now().Unix(), Outcome: "ok"}
+			written[i] = string(l.Item.Host)
+		}
+		if _, err := f.em.Seen(ctx, "run", written); err != nil {
+			return fmt.Errorf("emitted seen: %w", err)
+		}
+		if err := f.em.Mark(ctx, "run", written); err != nil {
+			return fmt.Errorf("emitted mark: %w", err)
 		}
 		ok, err := f.s.AckAll(ctx, ls, ps)
 		if err != nil {
