@@ -128,3 +128,12 @@ func checkOutageLog(t *testing.T, i int, log string) {
 		t.Errorf("probe %d logged %d warnings during a failover, want a few: %v", i, total, warns)
 	}
 }
+
+// TestApp_RedisSeedWaitNegative: a negative --redis-seed-wait is refused
+// in one line naming the flag, before any server is dialed.
+func TestApp_RedisSeedWaitNegative(t *testing.T) {
+	_, _, err := tryApp(t.Context(), "queue", "stats", "--redis", "127.0.0.1:1", "--redis-seed-wait", "-1s")
+	if err == nil || !strings.Contains(err.Error(), "--redis-seed-wait -1s: want 0 or more") {
+		t.Fatalf("queue stats --redis-seed-wait -1s: err = %v, want the flag named", err)
+	}
+}
