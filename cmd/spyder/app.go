@@ -115,6 +115,8 @@ func backendFlags() []cli.Flag {
 			Usage: "Redis base `KEY` of the queue (on a Redis Cluster, without braces: each shard gets its own {hash tag})", EnvVars: []string{"SPYDER_QUEUE_KEY"}}),
 		altsrc.NewIntFlag(&cli.IntFlag{Name: "shards", Category: catQueue,
 			Usage: "split the Redis queue into `N` shards (0: the count stored with the queue, else 1 on one server, 16 a master rounded up to a power of two on a Redis Cluster)", EnvVars: []string{"SPYDER_SHARDS"}}),
+		altsrc.NewDurationFlag(&cli.DurationFlag{Name: "redis-seed-wait", Category: catQueue, EnvVars: []string{"SPYDER_REDIS_SEED_WAIT"},
+			Usage: "after each seed write, wait up to this long for a Redis replica to have it (WAIT 1), so a failover cannot lose seeds; 0: no wait"}),
 		altsrc.NewStringFlag(&cli.StringFlag{Name: "log-level", Value: "info", Category: catOps,
 			Usage: "log `LEVEL`: debug, info, warn or error", EnvVars: []string{"SPYDER_LOG_LEVEL"}}),
 	}
@@ -154,7 +156,11 @@ func isTerminal(x any) bool {
 // the file or the server.
 func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (store.Backend, error) {
 	if addr := strings.TrimSpace(c.String("redis")); addr != "" {
-		s, err := redisstore.Dial(ctx, addr, redisstore.Options{Key: c.String("queue-key"), Shards: c.Int("shards")})
+		wait := c.Duration("redis-seed-wait")
+		if wait < 0 {
+			return nil, usagef("--redis-seed-wait %v: want 0 or more", wait)
+		}
+		s, err := redisstore.Dial(ctx, addr, redisstore.Options{Key: c.String("queue-key"), Shards: c.Int("shards"), SeedWait: wait})
 		if err != nil {
 			return nil, err
 		}

@@ -41,7 +41,7 @@ func NewClient(addr string) (redis.UniversalClient, error) {
 			}
 			addrs = append(addrs, hp)
 		}
-		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}), nil
+		return newClusterClient(&redis.ClusterOptions{Addrs: addrs}), nil
 	default:
 		hp, err := hostPort(addr)
 		if err != nil {

@@ -118,10 +118,9 @@ func dialClient(ctx context.Context, addr string) (redis.UniversalClient, int, e
 		return c, 0, nil
 	}
 	opt := seeds[0].Options()
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: inCluster,
+	cc := newClusterClient(&redis.ClusterOptions{Addrs: inCluster,
 		Username: opt.Username, Password: opt.Password, TLSConfig: opt.TLSConfig,
 		DialTimeout: opt.DialTimeout, ReadTimeout: opt.ReadTimeout, WriteTimeout: opt.WriteTimeout})
-	cc.AddHook(reloadOnFailure{cc})
 	masters, err := checkCluster(ctx, cc)
 	if err != nil {
 		cc.Close()

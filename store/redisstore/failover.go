@@ -5,100 +5,133 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// reloadOnFailure makes a cluster client reload its map of the slots after
-// a call fails as it does while a master is down or being replaced. go-redis
-// follows MOVED and ASK itself and retries CLUSTERDOWN, TRYAGAIN and
-// network errors with backoff, but it reloads the map only on a redirect or
-// once a minute: without this, a client whose master died keeps dialling it
-// long after a replica took over. The reload is lazy and coalesced (one at a
-// time, at most every 200 ms), so a burst of failures costs one CLUSTER
-// SLOTS; the caller's own retry (the probes retry every 2 s) then finds the
-// new master.
-type reloadOnFailure struct{ c *redis.ClusterClient }
+// FailoverWait is how long a command to a Redis Cluster keeps being retried
+// while the cluster cannot serve it (see [Transient]): longer than a
+// failover takes under Redis's default cluster-node-timeout of 15 s (the
+// node timeout, then a replica's election), so that callers see a failover
+// as a slow command, not an error.
+const FailoverWait = 30 * time.Second
 
-func (h reloadOnFailure) DialHook(next redis.DialHook) redis.DialHook { return next }
+// Failover backoff: the first retry comes soon (a redirect or a reload of
+// the slot map often fixes it at once), later ones at most once a second,
+// so that an outage costs each waiting command about one try a second.
+const (
+	failoverFirstBackoff = 50 * time.Millisecond
+	failoverMaxBackoff   = time.Second
+)
 
-func (h reloadOnFailure) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		h.after(ctx, err)
-		return err
-	}
+// newClusterClient returns a client of the cluster o names that rides out
+// a failover: see [failoverHook].
+func newClusterClient(o *redis.ClusterOptions) *redis.ClusterClient {
+	cc := redis.NewClusterClient(o)
+	cc.AddHook(&failoverHook{reload: cc.ReloadState, wait: FailoverWait})
+	return cc
 }
 
-func (h reloadOnFailure) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		for _, c := range cmds {
-			if err == nil {
-				err = c.Err()
-			}
-		}
-		h.after(ctx, err)
-		return err
-	}
-}
-
-func (h reloadOnFailure) after(ctx context.Context, err error) {
-	if topologyChanging(err) {
-		h.c.ReloadState(ctx)
-	}
-}
-
-// topologyChanging reports whether err is what a call meets while the
-// cluster moves a slot or replaces a master: the connection failed, or the
-// node answered CLUSTERDOWN, TRYAGAIN, MASTERDOWN, LOADING or READONLY. A
-// cancelled call, a missing key and a script's own error are not.
-func topologyChanging(err error) bool {
-	switch {
-	case err == nil, errors.Is(err, redis.Nil), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+// Transient reports whether err is a Redis Cluster that cannot serve a
+// command for a while, as during a failover: the cluster is down
+// (CLUSTERDOWN, until a replica takes over the slots of a dead master),
+// the slot is being moved (TRYAGAIN, or MOVED/ASK left after the client
+// ran out of redirects), a master lost its link to its own master
+// (MASTERDOWN) or is loading its data (LOADING), or the node the client
+// knows for the slot is gone (a refused or reset connection). Trying again
+// after the cluster settles serves it; nothing about the command is wrong.
+// Errors of the context are never transient.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
-	case redis.IsClusterDownError(err), redis.IsTryAgainError(err), redis.IsMasterDownError(err),
-		redis.IsLoadingError(err), redis.IsReadOnlyError(err):
+	}
+	for _, code := range []string{"CLUSTERDOWN ", "TRYAGAIN ", "MASTERDOWN ", "LOADING ", "MOVED ", "ASK "} {
+		if redis.HasErrorPrefix(err, code) {
+			return true
+		}
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
 		return true
 	}
-	var re redis.Error
-	if errors.As(err, &re) {
-		return false // the server answered: an error of the call itself
-	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// failoverWait bounds how long a call of a [Sharded] on a cluster rides
-// out a master being replaced: Redis Cluster fails over after its
-// cluster-node-timeout (15 s by default) and a little more.
-var failoverWait = 30 * time.Second
+// failoverHook retries a command, or a pipeline, that failed with a
+// [Transient] error, with a backoff, until it is served, the command's
+// context ends or wait has passed since its first try; then the last error
+// is returned. Before each retry it asks for the slot map to be reloaded
+// (reload), since go-redis reloads it on a redirect but not when the
+// master it knows for a slot refuses connections: without that it would
+// keep dialing a dead master until its periodic reload.
+//
+// A retry after a reset connection may run a command the server had run
+// already; go-redis makes such retries itself too, and the scripts that
+// must not run twice keep their outcome under a token (see the package
+// doc). A script the new master does not know (NOSCRIPT, its script cache
+// is not replicated) is loaded again by [redis.Script.Run].
+type failoverHook struct {
+	reload func(context.Context)
+	wait   time.Duration
+	// retries counts the retries made, for tests that check an outage
+	// costs a few tries a second, not a loop.
+	retries atomic.Int64
+}
 
-// rideOut calls fn and, on a cluster, calls it again while it fails as a
-// call does while a master is being replaced ([topologyChanging]), backing
-// off from 50 ms to 1 s, for up to failoverWait or until ctx ends. Calls
-// to a shard whose master died then wait for its replica instead of
-// failing their hosts. A call that failed on a broken connection may have
-// run: the shards' calls are safe to repeat (a second ack of a lease
-// reports it lost; seeding dedups).
-func rideOut[T any](ctx context.Context, s *Sharded, fn func() (T, error)) (T, error) {
-	v, err := fn()
-	if !s.cluster {
-		return v, err
+func (h *failoverHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *failoverHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		return h.retry(ctx, func() (bool, error) {
+			err := next(ctx, cmd)
+			if err == nil {
+				err = cmd.Err() // commands run on every shard report here
+			}
+			return Transient(err), err
+		})
 	}
-	deadline := time.Now().Add(failoverWait)
-	backoff := 50 * time.Millisecond
-	for err != nil && topologyChanging(err) && time.Now().Before(deadline) {
+}
+
+func (h *failoverHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		return h.retry(ctx, func() (bool, error) {
+			err := next(ctx, cmds)
+			for _, c := range cmds {
+				if name := c.Name(); name == "multi" || name == "exec" {
+					continue // a transaction's wrappers: go-redis sets no error on them
+				}
+				if !Transient(c.Err()) {
+					return false, err // some command was served, or failed for itself: not all again
+				}
+			}
+			return Transient(err), err
+		})
+	}
+}
+
+// retry calls try until it says its error is not worth another try, ctx
+// ends or h.wait has passed.
+func (h *failoverHook) retry(ctx context.Context, try func() (bool, error)) error {
+	start := time.Now()
+	backoff := failoverFirstBackoff
+	for {
+		again, err := try()
+		if !again || ctx.Err() != nil || time.Since(start)+backoff > h.wait {
+			return err
+		}
+		h.reload(ctx)
+		h.retries.Add(1)
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return v, err
+			return err
 		case <-t.C:
 		}
-		backoff = min(2*backoff, time.Second)
-		v, err = fn()
+		backoff = min(2*backoff, failoverMaxBackoff)
 	}
-	return v, err
 }

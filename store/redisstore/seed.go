@@ -35,7 +35,7 @@ func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, 
 		if n == 0 {
 			return nil
 		}
-		v, err := s.run(ctx, "seed", seedScript, []string{s.k.pending, s.k.hostsMeta}, args...)
+		v, err := s.seedRun(ctx, []string{s.k.pending, s.k.hostsMeta}, args...)
 		if err != nil {
 			return err
 		}

@@ -42,10 +42,6 @@ type Sharded struct {
 	now        func() time.Time
 	emptyUntil []atomic.Int64
 
-	// cluster says c is a cluster client: calls ride out failovers
-	// (rideOut).
-	cluster bool
-
 	name       string
 	ownsClient bool
 	closeOnce  sync.Once
@@ -63,18 +59,19 @@ const emptyMemory = 250 * time.Millisecond
 // openSharded opens the n shards of the queue under base in c (base has
 // no hash tag). It checks the server and loads the scripts once.
 func openSharded(ctx context.Context, c redis.UniversalClient, base string, n int, o Options) (*Sharded, error) {
-	first, err := Open(ctx, c, Options{Key: shardBase(base, n, 0), Now: o.Now})
+	fo := o
+	fo.Key = shardBase(base, n, 0)
+	first, err := Open(ctx, c, fo)
 	if err != nil {
 		return nil, err
 	}
-	_, cluster := c.(*redis.ClusterClient)
-	s := &Sharded{c: c, base: base, shards: []*Store{first}, emptyUntil: make([]atomic.Int64, n), cluster: cluster,
+	s := &Sharded{c: c, base: base, shards: []*Store{first}, emptyUntil: make([]atomic.Int64, n),
 		offset: rand.Uint64(), now: o.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	for i := 1; i < n; i++ {
-		st, err := newStore(c, shardBase(base, n, i), o.Now)
+		st, err := newStore(c, shardBase(base, n, i), o)
 		if err != nil {
 			s.Close()
 			return nil, err

@@ -18,7 +18,7 @@ func (s *Sharded) Dead(ctx context.Context, limit int) ([]queue.DeadItem, error)
 	per := make([][]queue.DeadItem, len(s.shards))
 	err := s.each(ctx, func(i int, st *Store) error {
 		var err error
-		per[i], err = rideOut(ctx, s, func() ([]queue.DeadItem, error) { return st.Dead(ctx, limit) })
+		per[i], err = st.Dead(ctx, limit)
 		return err
 	})
 	if err != nil {
@@ -70,7 +70,7 @@ func (s *Sharded) Requeue(ctx context.Context, sel queue.Selector) (int, error) 
 func (s *Sharded) sum(ctx context.Context, fn func(i int, st *Store) (int, error)) (int, error) {
 	var total atomic.Int64
 	err := s.each(ctx, func(i int, st *Store) error {
-		n, err := rideOut(ctx, s, func() (int, error) { return fn(i, st) })
+		n, err := fn(i, st)
 		total.Add(int64(n))
 		if n > 0 {
 			s.notEmpty(i)

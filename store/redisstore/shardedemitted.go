@@ -40,7 +40,7 @@ func (e *ShardedEmitted) Seen(ctx context.Context, run string, keys []string) ([
 		if !ok {
 			continue
 		}
-		got, err := rideOut(ctx, e.s, func() ([]bool, error) { return p.Seen(ctx, run, pick(keys, idx)) })
+		got, err := p.Seen(ctx, run, pick(keys, idx))
 		if err != nil {
 			return nil, err
 		}
@@ -60,7 +60,7 @@ func (e *ShardedEmitted) Mark(ctx context.Context, run string, keys []string) er
 	}
 	return parallel(len(ids), func(j int) error {
 		i := ids[j]
-		_, err := rideOut(ctx, e.s, func() (struct{}, error) { return struct{}{}, e.parts[i].Mark(ctx, run, pick(keys, g[i])) })
+		err := e.parts[i].Mark(ctx, run, pick(keys, g[i]))
 		return err
 	})
 }
@@ -72,7 +72,7 @@ var _ store.RunDropper = (*ShardedEmitted)(nil)
 func (e *ShardedEmitted) DropRun(ctx context.Context, run string) (int64, error) {
 	var total int64
 	for _, p := range e.parts {
-		n, err := rideOut(ctx, e.s, func() (int64, error) { return p.DropRun(ctx, run) })
+		n, err := p.DropRun(ctx, run)
 		if err != nil {
 			return total, err
 		}

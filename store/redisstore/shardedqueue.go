@@ -25,7 +25,7 @@ func (s *Sharded) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult
 		if len(parts[i]) == 0 {
 			return nil
 		}
-		r, err := rideOut(ctx, s, func() (queue.SeedResult, error) { return st.Seed(ctx, parts[i]) })
+		r, err := st.Seed(ctx, parts[i])
 		mu.Lock()
 		res.Added += r.Added
 		res.Duplicate += r.Duplicate
@@ -139,9 +139,7 @@ func (s *Sharded) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe
 	}
 	ok := make([]bool, len(ls))
 	err := s.inShards(ctx, all, func(i int, _ []int) error {
-		res, err := rideOut(ctx, s, func() ([]bool, error) {
-			return s.shards[i].AckAll(ctx, inLeases(pick(ls, gl[i]), i), pick(ps, gp[i]))
-		})
+		res, err := s.shards[i].AckAll(ctx, inLeases(pick(ls, gl[i]), i), pick(ps, gp[i]))
 		for j, v := range res {
 			ok[gl[i][j]] = v
 		}
@@ -194,7 +192,7 @@ func (s *Sharded) inShards(ctx context.Context, groups map[int][]int, fn func(i 
 // Extend implements [queue.Worker] in the lease's shard.
 func (s *Sharded) Extend(ctx context.Context, l queue.Lease, ttl time.Duration) (queue.Lease, error) {
 	i := s.shardOf(l.Item.Host)
-	l2, err := rideOut(ctx, s, func() (queue.Lease, error) { return s.shards[i].Extend(ctx, inLeases([]queue.Lease{l}, i)[0], ttl) })
+	l2, err := s.shards[i].Extend(ctx, inLeases([]queue.Lease{l}, i)[0], ttl)
 	if err == nil {
 		l2.ID = l.ID
 	}
@@ -204,9 +202,7 @@ func (s *Sharded) Extend(ctx context.Context, l queue.Lease, ttl time.Duration) 
 // Fail implements [queue.Worker] in the lease's shard.
 func (s *Sharded) Fail(ctx context.Context, l queue.Lease, reason string, maxAttempts int) error {
 	i := s.shardOf(l.Item.Host)
-	_, err := rideOut(ctx, s, func() (struct{}, error) {
-		return struct{}{}, s.shards[i].Fail(ctx, inLeases([]queue.Lease{l}, i)[0], reason, maxAttempts)
-	})
+	err := s.shards[i].Fail(ctx, inLeases([]queue.Lease{l}, i)[0], reason, maxAttempts)
 	s.notEmpty(i)
 	return err
 }
@@ -217,7 +213,7 @@ func (s *Sharded) Release(ctx context.Context, ls []queue.Lease) (int, error) {
 	var mu sync.Mutex
 	total := 0
 	err := s.inShards(ctx, g, func(i int, idx []int) error {
-		n, err := rideOut(ctx, s, func() (int, error) { return s.shards[i].Release(ctx, inLeases(pick(ls, idx), i)) })
+		n, err := s.shards[i].Release(ctx, inLeases(pick(ls, idx), i))
 		mu.Lock()
 		total += n
 		mu.Unlock()
@@ -232,7 +228,7 @@ func (s *Sharded) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts in
 	var mu sync.Mutex
 	var res queue.ReclaimResult
 	err := s.each(ctx, func(i int, st *Store) error {
-		r, err := rideOut(ctx, s, func() (queue.ReclaimResult, error) { return st.Reclaim(ctx, ttl, maxAttempts) })
+		r, err := st.Reclaim(ctx, ttl, maxAttempts)
 		mu.Lock()
 		res.Requeued = append(res.Requeued, r.Requeued...)
 		res.Dead = append(res.Dead, r.Dead...)
@@ -251,7 +247,7 @@ func (s *Sharded) Stats(ctx context.Context) (queue.Stats, error) {
 	var mu sync.Mutex
 	var sum queue.Stats
 	err := s.each(ctx, func(_ int, st *Store) error {
-		r, err := rideOut(ctx, s, func() (queue.Stats, error) { return st.Stats(ctx) })
+		r, err := st.Stats(ctx)
 		if err != nil {
 			return err
 		}
@@ -275,7 +271,7 @@ func (s *Sharded) Queued(ctx context.Context, hosts []host.Name) ([]bool, error)
 	g := s.byShard(len(hosts), func(j int) host.Name { return hosts[j] })
 	out := make([]bool, len(hosts))
 	err := s.inShards(ctx, g, func(i int, idx []int) error {
-		r, err := rideOut(ctx, s, func() ([]bool, error) { return s.shards[i].Queued(ctx, pick(hosts, idx)) })
+		r, err := s.shards[i].Queued(ctx, pick(hosts, idx))
 		for k, v := range r {
 			out[idx[k]] = v
 		}

@@ -34,6 +34,11 @@ type Options struct {
 	// server's clock, so the clocks of the probes do not matter. Tests set it
 	// to move time by hand.
 	Now func() time.Time
+
+	// SeedWait, when positive, makes every seed write wait up to this
+	// long for a replica to confirm it (Redis WAIT 1), so that a failover
+	// right after cannot lose the hosts it added. 0: no wait.
+	SeedWait time.Duration
 }
 
 // Store is the Redis [store.Backend]: its queue, and the seen set, spool
@@ -48,6 +53,8 @@ type Store struct {
 	base string
 	k    keys
 	now  func() time.Time // nil: server time
+
+	seedWait time.Duration // Options.SeedWait
 
 	// replies is this store's hash of recent script outcomes, so that a
 	// call the client retries after losing its reply is answered again
@@ -101,17 +108,17 @@ func Open(ctx context.Context, c redis.UniversalClient, o Options) (*Store, erro
 			return nil, interpret("load scripts", err)
 		}
 	}
-	return newStore(c, base, o.Now)
+	return newStore(c, base, o)
 }
 
 // newStore returns the queue under base in c without checking the server
 // or loading the scripts: [Open] has, or a [Sharded] did for its first shard.
-func newStore(c redis.UniversalClient, base string, now func() time.Time) (*Store, error) {
+func newStore(c redis.UniversalClient, base string, o Options) (*Store, error) {
 	var inst [8]byte
 	if _, err := rand.Read(inst[:]); err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	s := &Store{c: c, base: base, k: newKeys(base), now: now,
+	s := &Store{c: c, base: base, k: newKeys(base), now: o.Now, seedWait: o.SeedWait,
 		replies: base + ":replies:" + hex.EncodeToString(inst[:])}
 	s.hot = newBatcher(batchLoops, maxBatch, func(o op) int { return max(o.n, len(o.acks), len(o.probes)/2, 1) }, s.hotBatch)
 	return s, nil
