@@ -36,18 +36,11 @@ func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	snap, err := s.tempKeys("dump")
+	snap, now, drop, err := s.snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	from, to := s.k.state(), snap.state()
-	v, err := s.run(ctx, "dump", snapshotScript, append(from, to...), 3600, s.k.hostsMeta, snap.hostsMeta)
-	if err != nil {
-		return err
-	}
-	defer s.dropTable(context.WithoutCancel(ctx), snap.hosts)
-	defer s.c.Del(context.WithoutCancel(ctx), to...)
-	now := time.UnixMilli(toInt64(v))
+	defer drop()
 	if err := s.dumpPending(ctx, snap, fn); err != nil {
 		return err
 	}
@@ -58,6 +51,29 @@ func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 		return err
 	}
 	return s.dumpSeen(ctx, snap, fn)
+}
+
+// snapshot copies the queue's state into fresh keys beside it in one
+// script call, so a dump reads one moment of a queue that goes on
+// changing. It returns those keys, the server's time of the copy, and drop,
+// which deletes the copy (the host table's buckets first: their count is
+// in its meta key).
+func (s *Store) snapshot(ctx context.Context) (snap keys, now time.Time, drop func(), err error) {
+	if snap, err = s.tempKeys("dump"); err != nil {
+		return keys{}, time.Time{}, nil, err
+	}
+	from, to := s.k.state(), snap.state()
+	drop = func() {
+		c := context.WithoutCancel(ctx)
+		s.dropTable(c, snap.hosts)
+		s.c.Del(c, to...)
+	}
+	v, err := s.run(ctx, "dump", snapshotScript, append(from, to...), 3600, s.k.hostsMeta, snap.hostsMeta)
+	if err != nil {
+		drop()
+		return keys{}, time.Time{}, nil, err
+	}
+	return snap, time.UnixMilli(toInt64(v)), drop, nil
 }
 
 // tempKeys returns a fresh set of keys beside the queue's (same hash tag).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,24 +86,16 @@ func (s *Sharded) sum(ctx context.Context, fn func(i int, st *Store) (int, error
 func (s *Sharded) Dump(ctx context.Context, fn func(queue.Record) error) error {
 	snaps := make([]keys, len(s.shards))
 	nows := make([]time.Time, len(s.shards))
+	drops := make([]func(), len(s.shards))
 	defer func() {
-		for i, st := range s.shards {
-			if snaps[i].pending != "" {
-				st.c.Del(context.WithoutCancel(ctx), snaps[i].state()...)
+		for _, drop := range drops {
+			if drop != nil {
+				drop()
 			}
 		}
 	}()
-	var mu sync.Mutex
-	err := s.each(ctx, func(i int, st *Store) error {
-		snap, err := st.tempKeys("dump")
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		snaps[i] = snap
-		mu.Unlock()
-		v, err := st.run(ctx, "dump", snapshotScript, append(st.k.state(), snap.state()...), 3600)
-		nows[i] = time.UnixMilli(toInt64(v))
+	err := s.each(ctx, func(i int, st *Store) (err error) {
+		snaps[i], nows[i], drops[i], err = st.snapshot(ctx)
 		return err
 	})
 	if err != nil {
