@@ -165,7 +165,7 @@ func testFailover(t *testing.T, seedWait time.Duration) {
 	if nm := c.MasterOf(t, key); nm == master {
 		t.Fatalf("the killed node %s still serves the queue", master.Addr)
 	}
-	if lostSeeds := checkLoss(ctx, t, client, key, hosts, f); seedWait > 0 && lostSeeds > 0 {
+	if lostSeeds := checkLoss(ctx, t, hosts, f); seedWait > 0 && lostSeeds > 0 {
 		t.Errorf("%d seeds lost in the failover with SeedWait %v, want 0", lostSeeds, seedWait)
 	}
 }
@@ -173,43 +173,26 @@ func testFailover(t *testing.T, seedWait time.Duration) {
 // checkLoss checks that no host seeded before the failover (and
 // replicated, WAIT) was lost, and logs what asynchronous replication lost
 // of the writes of the failover's last moment.
-func checkLoss(ctx context.Context, t *testing.T, client redis.UniversalClient, key string, before []host.Name, f *fleet) (lostSeeds int) {
+func checkLoss(ctx context.Context, t *testing.T, before []host.Name, f *fleet) (lostSeeds int) {
 	t.Helper()
-	inSeen := func(hs []host.Name) []bool {
-		if len(hs) == 0 {
-			return nil
-		}
-		ms := make([]any, len(hs))
-		for i, h := range hs {
-			ms[i] = string(h)
-		}
-		got, err := client.SMIsMember(ctx, key+":seen", ms...).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	for i, ok := range inSeen(before) {
-		if !ok {
-			t.Errorf("host %s, seeded and replicated before the failover, is not in the seen set", before[i])
+	known, probed := tableOf(ctx, t, f.s)
+	for _, h := range before {
+		if !known[h] {
+			t.Errorf("host %s, seeded and replicated before the failover, is not in the host table", h)
 		}
 	}
-	for _, ok := range inSeen(f.seeded) {
-		if !ok {
+	for _, h := range f.seeded {
+		if !known[h] {
 			lostSeeds++
 		}
 	}
-	var acked []string
+	var acked []host.Name
 	for h := range f.acked {
-		acked = append(acked, string(h))
-	}
-	recs, err := client.HMGet(ctx, key+":probed", acked...).Result()
-	if err != nil {
-		t.Fatal(err)
+		acked = append(acked, h)
 	}
 	lostAcks := 0
-	for _, r := range recs {
-		if r == nil {
+	for _, h := range acked {
+		if !probed[h] {
 			lostAcks++
 		}
 	}
@@ -229,6 +212,27 @@ func checkLoss(ctx context.Context, t *testing.T, client redis.UniversalClient, 
 	t.Logf("failover loss: seeds %d of %d seeded meanwhile; acks %d of %d (leased again after the lease TTL); hosts leased twice %d",
 		lostSeeds, len(f.seeded), lostAcks, len(acked), twice)
 	return lostSeeds
+}
+
+// tableOf reads the queue's host table through an export: every host it
+// knows, and those whose last probe is recorded (their ack was kept).
+func tableOf(ctx context.Context, t *testing.T, s *redisstore.Store) (known, probed map[host.Name]bool) {
+	t.Helper()
+	known, probed = map[host.Name]bool{}, map[host.Name]bool{}
+	err := s.Dump(ctx, func(r queue.Record) error {
+		switch {
+		case r.Kind == queue.KindSeen:
+			known[r.Host] = true
+			probed[r.Host] = r.Outcome != ""
+		case r.Item != nil:
+			known[r.Item.Host] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return known, probed
 }
 
 // fleet is the callers of a store during a failover: workers that lease
