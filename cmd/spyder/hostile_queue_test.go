@@ -75,7 +75,8 @@ func TestApp_HostileQueue(t *testing.T) {
 			// The crawl: the garbage goes to dead as it is met, every good
 			// host is probed and written.
 			out := filepath.Join(t.TempDir(), "out.jsonl")
-			args := append(q("run", "--out", out, "--lease", "2s", "--exit-when-empty", "--concurrency", "8"), worldArgs(t, w)...)
+			args := append(q("run", "--out", out, "--lease", "2s", "--exit-when-empty", "--concurrency", "8",
+				"--state-dir", filepath.Join(t.TempDir(), "state")), worldArgs(t, w)...) // in-process: not the package's directory
 			rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 			defer cancel()
 			if _, errOut, err := tryApp(rctx, args...); err != nil {

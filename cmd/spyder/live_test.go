@@ -59,6 +59,7 @@ func liveDB(t *testing.T, n, dead int) string {
 func spyderCmd(t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(mustBinary(t), args...)
+	cmd.Dir = testDir(t) // where a fleet probe's default --state-dir goes
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SPYDER_") && !strings.HasPrefix(kv, "REDIS_QUEUE_ADDR=") {
 			cmd.Env = append(cmd.Env, kv)
