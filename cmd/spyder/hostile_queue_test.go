@@ -178,5 +178,8 @@ func injectGarbage(t *testing.T, backend string, flags []string) int64 {
 	if err := c.HSet(ctx, base+":hosts#long", "\xff not a host", "q").Err(); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.HIncrBy(ctx, base+":hosts#meta", "n", 1).Err(); err != nil { // counted as spyder counts
+		t.Fatal(err)
+	}
 	return int64(len(pending)) + 4
 }

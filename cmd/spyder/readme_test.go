@@ -109,7 +109,7 @@ func TestREADME_QueueVerbs(t *testing.T) {
 	}
 	section := strings.Join(strings.Fields(text[start+len("### `spyder queue …`"):start+end]), " ")
 	var mentioned []string
-	for _, m := range regexp.MustCompile("`([a-z]+(?: [a-z]+)*)((?: [^`]*)?)`").FindAllStringSubmatch(section, -1) {
+	for _, m := range regexp.MustCompile("`([a-z][a-z-]*(?: [a-z][a-z-]*)*)((?: [^`]*)?)`").FindAllStringSubmatch(section, -1) {
 		verb := strings.TrimSpace(m[1])
 		mentioned = append(mentioned, verb)
 		cmd := findCommand(queueCommand(), strings.Fields(verb))

@@ -123,18 +123,19 @@ local function lh_save(t)
   end
 end
 
--- rec_get returns host h's record in the host table t, or nil.
-local function rec_get(t, h)
-  local v = redis.call('HGET', lh_key(t, lh_hash(h)), h)
+-- rec_get returns host h's record in the host table t, or nil; x is
+-- lh_hash(h) when the caller has it already.
+local function rec_get(t, h, x)
+  local v = redis.call('HGET', lh_key(t, x or lh_hash(h)), h)
   if not v and t.haslong then
     v = redis.call('HGET', t.long, h)
   end
   return v
 end
 
--- rec_put sets host h's record to v in the host table t.
-local function rec_put(t, h, v)
-  local home = lh_key(t, lh_hash(h))
+-- rec_put sets host h's record to v in the host table t; x as rec_get's.
+local function rec_put(t, h, v, x)
+  local home = lh_key(t, x or lh_hash(h))
   local to, other = home, t.long
   if #h > 64 or #v > 64 then
     to, other = t.long, home

@@ -11,15 +11,17 @@ import (
 	"github.com/spyder-crawler/spyder/queue"
 )
 
-// seedChunk is how many hosts one seed script call takes.
-const seedChunk = 5000
+// seedChunk is how many hosts one seed script call takes: a script holds
+// Redis for its whole run, and each host costs it a hash and two lookups
+// in the host table, so a chunk is a thousand, a few milliseconds.
+const seedChunk = 1000
 
 //go:embed seed.lua
 var seedLua string
 
 var seedScript = redis.NewScript(bucketsLua + seedLua)
 
-// Seed implements [queue.Queue]: one script call per chunk of 5,000
+// Seed implements [queue.Queue]: one script call per chunk of 1,000
 // hosts dedups against the host table and pushes the new ones. Items carry
 // the client's clock as ts. When ctx ends between chunks the chunks already
 // stored stay stored and are counted in the result returned with the error.

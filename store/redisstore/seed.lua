@@ -2,7 +2,7 @@
 -- (buckets.lua is put before this script: it defines the host table.)
 --
 -- KEYS[1] pending list   KEYS[2] meta of the host table ("<base>#meta")
--- ARGV[1] ts, Unix seconds   ARGV[2..] normalised hosts (at most 5,000)
+-- ARGV[1] ts, Unix seconds   ARGV[2..] normalised hosts (at most 1,000)
 --
 -- Hosts without a record (and not repeated earlier in ARGV) get the record
 -- "q" (queued) and are pushed to pending, in order, as the item JSON of the
@@ -14,13 +14,14 @@ local ts = ARGV[1]
 local fresh, items = {}, {}
 for i = 2, #ARGV do
   local h = ARGV[i]
-  if not fresh[h] and not rec_get(t, h) then
-    fresh[h] = true
-    items[#items + 1] = '{"host":"' .. h .. '","ts":' .. ts .. ',"attempt":0}'
+  if not fresh[h] then
+    local x = lh_hash(h)
+    if not rec_get(t, h, x) then
+      fresh[h] = true
+      rec_put(t, h, 'q', x)
+      items[#items + 1] = '{"host":"' .. h .. '","ts":' .. ts .. ',"attempt":0}'
+    end
   end
-end
-for h in pairs(fresh) do
-  rec_put(t, h, 'q')
 end
 for i = 1, #items, 1000 do
   redis.call('LPUSH', KEYS[1], unpack(items, i, math.min(i + 999, #items)))
