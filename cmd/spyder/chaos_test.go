@@ -149,7 +149,7 @@ func newChaos(t *testing.T, cfg chaosConfig, w *crawltest.World, rnd *rand.Rand)
 	return c
 }
 
-// run seeds the hosts over the first 60% of the fault phase, injects
+// run seeds the hosts over the first 85% of the fault phase, injects
 // faults until it ends, heals everything, waits for the fleet to finish
 // and stops it.
 func (c *chaos) run() {
@@ -157,7 +157,7 @@ func (c *chaos) run() {
 	c.start = time.Now()
 	chunks := 12
 	chunk := (len(c.w.Seeds) + chunks - 1) / chunks
-	seedEvery := time.Duration(float64(cfg.faults) * 0.6 / float64(chunks))
+	seedEvery := time.Duration(float64(cfg.faults) * 0.85 / float64(chunks))
 	c.seed(c.w.Seeds[:min(chunk, len(c.w.Seeds))])
 	for _, s := range c.slots {
 		c.launch(s)
