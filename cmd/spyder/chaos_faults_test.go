@@ -233,7 +233,7 @@ func (c *chaos) begin(kind string, substitute bool) bool {
 		e.due = time.Now().Add(c.between(time.Second, 3*time.Second))
 	case "ingest-down":
 		c.ingest.down()
-		e.due = time.Now().Add(c.between(2*time.Second, 8*time.Second))
+		e.due = time.Now().Add(c.between(4*time.Second, 8*time.Second))
 	case "disk-full":
 		e.filler, e.note = fill(c.t, s.mnt), s.cur().name
 		e.due = time.Now().Add(20 * time.Second)
