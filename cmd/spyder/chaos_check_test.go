@@ -51,7 +51,7 @@ func (c *chaos) check() {
 	if c.checkLost(first, written, &tal) {
 		c.checkEdges(first)
 	} else {
-		t.Errorf("the edges delivered are not compared with the world's: hosts were lost (above), and their edges with them")
+		t.Errorf("the edges delivered are not compared with the world's: acknowledged output was lost (above), and edges with it")
 	}
 	c.checkRepeats(first, &tal)
 	c.table(&tal, len(got), len(first))
@@ -114,6 +114,7 @@ func (c *chaos) checkLost(first map[string]delivery, written map[string]outBatch
 		}
 	}
 	var lost []string
+	lostHosts := map[string]string{} // host → the fault its lost output is put down to
 	for _, h := range c.w.Seeds {
 		if !delivered[h] {
 			b, ok := written[h]
@@ -121,7 +122,7 @@ func (c *chaos) checkLost(first map[string]delivery, written map[string]outBatch
 			if ok {
 				why = c.lostWhy(b.made)
 			}
-			tal.lost[why]++
+			lostHosts[h] = why
 			lost = append(lost, fmt.Sprintf("%s (in --out batch %s at %v: %v; attributed to %s)", h, b.id, b.made.Format("15:04:05"), ok, why))
 		}
 	}
@@ -133,6 +134,9 @@ func (c *chaos) checkLost(first map[string]delivery, written map[string]outBatch
 					continue
 				}
 				missing++
+				for _, h := range b.hosts {
+					lostHosts[h] = c.lostWhy(b.made)
+				}
 				if missing <= 10 {
 					t.Errorf("%s wrote batch %s (%d hosts, made %v) to --out and acknowledged it, but it never reached the endpoint (%s)",
 						r.name, b.id, len(b.hosts), b.made.Format("15:04:05"), c.lostWhy(b.made))
@@ -140,9 +144,13 @@ func (c *chaos) checkLost(first map[string]delivery, written map[string]outBatch
 			}
 		}
 	}
+	for _, why := range lostHosts {
+		tal.lost[why]++
+	}
 	reportSorted(t, lost, "hosts lost", "never delivered to the endpoint: ")
 	if len(lost) > 0 || missing > 0 {
-		t.Errorf("%d of %d hosts never delivered; %d acknowledged batches missing at the endpoint", len(lost), len(c.w.Seeds), missing)
+		t.Errorf("%d of %d hosts never delivered; %d acknowledged batches missing at the endpoint; %d hosts lost output (the table's HOSTS LOST)",
+			len(lost), len(c.w.Seeds), missing, len(lostHosts))
 		for _, w := range c.wipes {
 			if w.spoolLen != 0 {
 				t.Errorf("Redis restarted without its data at %v with %d batches in its ingest spool (%s:spool; -1: unknown): "+

@@ -233,7 +233,7 @@ func (c *chaos) begin(kind string, substitute bool) bool {
 		e.due = time.Now().Add(c.between(time.Second, 3*time.Second))
 	case "ingest-down":
 		c.ingest.down()
-		e.due = time.Now().Add(c.between(2*time.Second, 8*time.Second))
+		e.due = time.Now().Add(c.between(4*time.Second, 8*time.Second))
 	case "disk-full":
 		e.filler, e.note = fill(c.t, s.mnt), s.cur().name
 		e.due = time.Now().Add(20 * time.Second)
@@ -363,6 +363,15 @@ func (c *chaos) deleteState() {
 	for _, suffix := range []string{"", ":seen", ":leases", ":dead", ":processing", ":processing-noticed", ":probed"} {
 		ks = append(ks, c.direct[3]+suffix)
 	}
+	// A store that keeps its hosts in a table of hashes names them
+	// {key}:hosts#…; the README says to delete those too.
+	iter := rdb.Scan(c.t.Context(), 0, c.direct[3]+":hosts#*", 1000).Iterator()
+	for iter.Next(c.t.Context()) {
+		ks = append(ks, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		c.t.Fatalf("scan the host table's keys: %v", err)
+	}
 	if err := rdb.Del(c.t.Context(), ks...).Err(); err != nil {
 		c.t.Fatalf("delete the state keys: %v", err)
 	}
@@ -430,6 +439,9 @@ func (c *chaos) stateKeys() string {
 			continue
 		}
 		have = append(have, fmt.Sprintf("%s (%s, %d)", k, typ, n))
+	}
+	if ks, err := rdb.Keys(ctx, c.direct[3]+":hosts#*").Result(); err == nil && len(ks) > 0 {
+		have = append(have, fmt.Sprintf("%d keys %s:hosts#…", len(ks), c.direct[3]))
 	}
 	return strings.Join(have, ", ")
 }
