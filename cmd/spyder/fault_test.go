@@ -210,7 +210,9 @@ func (r *runOut) confirmed(i int) bool {
 //     unmarked are the ones runOut.confirmed rules out: the last line of a
 //     killed process, and a batch whose mark failed. Every other emission is
 //     marked before anything later is checked: each node and edge appears at
-//     most once outside those lines.
+//     most once outside those lines, except the edges of a host written more
+//     than once, which do not pass through the seen set (only the probe
+//     holding the host's lease writes them).
 //
 // It returns how many host writes were repeats.
 func checkRepeats(t *testing.T, runs []*runOut) int {
@@ -249,6 +251,9 @@ func checkRepeats(t *testing.T, runs []*runOut) int {
 	reportSorted(t, bad, "hosts", "host ")
 	bad = bad[:0]
 	for k, ats := range emitted {
+		if f := strings.Fields(k); len(f) == 4 && f[0] == "edge" && writes[f[2]] > 1 {
+			continue // a host probed again writes its own edges again (README, Output)
+		}
 		confirmed := 0
 		var where []string
 		for _, a := range ats {

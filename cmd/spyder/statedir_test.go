@@ -293,15 +293,21 @@ func TestE2E_RedisOutageCostsSeconds(t *testing.T) {
 }
 
 // clearQueueKeys deletes the queue's state keys under key, as README's
-// restore procedure does before `queue import`.
+// restore procedure does before `queue import`: the lists and lease set,
+// and every bucket of the host table.
 func clearQueueKeys(t *testing.T, addr, key string) {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	defer c.Close()
 	var keys []string
-	for _, k := range []string{"", ":seen", ":leases", ":dead", ":processing", ":processing-noticed", ":probed"} {
+	for _, k := range []string{"", ":leases", ":dead", ":processing", ":processing-noticed"} {
 		keys = append(keys, key+k)
 	}
+	table, err := c.Keys(context.Background(), key+":hosts#*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys = append(keys, table...)
 	if err := c.Del(context.Background(), keys...).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -92,14 +93,19 @@ func dialClient(ctx context.Context, addr string) (redis.UniversalClient, int, e
 			seeds = append(seeds, redis.NewClient(&redis.Options{Addr: hp}))
 		}
 	}
+	// A node of a list that does not answer is passed over while another
+	// answers: a cluster's node list keeps naming a master that died and
+	// was replaced by its replica.
 	var inCluster, alone []string
+	var silent error
 	for _, s := range seeds {
 		on, err := clusterEnabled(ctx, s)
 		if err != nil && strings.Contains(err.Error(), "SELECT is not allowed in cluster mode") {
 			return nil, 0, fmt.Errorf("%s: a Redis Cluster has only database 0, not %d", name, s.Options().DB)
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s does not answer: %w", name, err)
+			silent = cmp.Or(silent, err)
+			continue
 		}
 		if on {
 			inCluster = append(inCluster, s.Options().Addr)
@@ -108,10 +114,14 @@ func dialClient(ctx context.Context, addr string) (redis.UniversalClient, int, e
 		}
 	}
 	switch {
+	case len(inCluster) == 0 && len(alone) == 0:
+		return nil, 0, fmt.Errorf("%s does not answer: %w", name, silent)
 	case len(inCluster) > 0 && len(alone) > 0:
 		return nil, 0, fmt.Errorf("%s: %s is a Redis Cluster node but %s is not; list the nodes of one cluster", name, inCluster[0], alone[0])
 	case len(inCluster) == 0 && len(seeds) > 1:
 		return nil, 0, fmt.Errorf("%s: none of these servers is a Redis Cluster node; give one address for a single server", name)
+	case len(inCluster) == 0 && silent != nil:
+		return nil, 0, fmt.Errorf("%s does not answer: %w", name, silent)
 	case len(inCluster) == 0:
 		c := seeds[0]
 		seeds = nil // the one client is the store's
