@@ -326,6 +326,9 @@ func (c *chaos) restore() {
 	if _, stderr, err := tryApp(t.Context(), append(append([]string{"queue", "seed"}, c.direct...), mustDomains(t, c.seeded))...); err != nil {
 		t.Errorf("queue seed after the restore: %v\n%s", err, stderr)
 	}
+	if len(c.wipes) > 0 {
+		c.wipes[len(c.wipes)-1].restored = time.Now()
+	}
 	for _, s := range c.slots {
 		c.launch(s)
 	}

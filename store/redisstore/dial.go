@@ -30,6 +30,9 @@ func Dial(ctx context.Context, addr string, o Options) (store.Backend, error) {
 	b, err := openDialed(ctx, c, masters, o)
 	if err != nil {
 		c.Close()
+		if Transient(err) { // it went away while the queue was being opened
+			return nil, fmt.Errorf("%s does not answer: %w", name, err)
+		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	switch b := b.(type) {
