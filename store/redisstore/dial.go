@@ -123,8 +123,6 @@ func dialClient(ctx context.Context, addr string) (redis.UniversalClient, int, e
 		return nil, 0, fmt.Errorf("%s: %s is a Redis Cluster node but %s is not; list the nodes of one cluster", name, inCluster[0], alone[0])
 	case len(inCluster) == 0 && len(seeds) > 1:
 		return nil, 0, fmt.Errorf("%s: none of these servers is a Redis Cluster node; give one address for a single server", name)
-	case len(inCluster) == 0 && silent != nil:
-		return nil, 0, fmt.Errorf("%s does not answer: %w", name, silent)
 	case len(inCluster) == 0:
 		c := seeds[0]
 		seeds = nil // the one client is the store's
