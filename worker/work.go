@@ -167,12 +167,16 @@ func (w *Loop) enqueue(bg context.Context, hosts []host.Name) error {
 // write hands res to the output. A write that failed because the queue,
 // where the output's seen sets live, cannot be reached is tried again
 // once it answers, the lease kept alive meanwhile: an outage delays the
-// host, it does not fail it. ctx (the work's) ending stops the wait.
+// host, it does not fail it. ctx (the work's) ending stops the wait. The
+// failed try may have reached the output before its seen-set mark failed,
+// so the host may be written twice: write_retry names it.
 func (w *Loop) write(ctx, bg context.Context, res *crawl.Result) error {
 	for {
 		err := w.out.Add(bg, res)
 		if err == nil || !w.waitQueue(ctx, err) {
 			return err
 		}
+		w.log.Warn("write_retry", "host", res.Host, "err", err,
+			"note", "the queue answers again; the host's output is written again (it may already have been)")
 	}
 }

@@ -75,10 +75,9 @@ func TestChaos_Fleet(t *testing.T) {
 		t.Skip("the chaos soak runs real processes for a minute or more")
 	}
 	if os.Getenv("SPYDER_SOAK") == "" && os.Getenv("SPYDER_CHAOS") == "" {
-		// Kept out of make test for now: in about one short run in three
-		// the repeat check finds a batch of hosts one probe writes twice,
-		// seconds apart, that no injected fault explains. Until that is
-		// understood it would make CI fail at random.
+		// Kept out of make test for now: under load the short run still
+		// fails now and then on counts other than lost output (edges
+		// missing when probes time out; a disk-full exit put down late).
 		t.Skip("the chaos soak runs under make soak (SPYDER_SOAK=1, or SPYDER_CHAOS=30m for the long one)")
 	}
 	cfg := chaosSettings(t)

@@ -163,12 +163,13 @@ func batchKeys(b *crawl.Batch) outLine {
 // heartbeat or fail because the lease had expired), ack_error (the ack did
 // not reach the queue, so the lease expires), and host_failed, fail_error or
 // item_dead (the result's batch failed: if it was written, its seen-set mark
-// is what failed, so its nodes and edges were never marked).
+// is what failed, so its nodes and edges were never marked), and
+// write_retry (the same, the batch written again once the queue answered).
 func (r *runOut) noteFailures() {
 	if r.unacked == nil {
 		r.unacked, r.unmarked = map[string]bool{}, map[string]bool{}
 	}
-	for _, msg := range []string{"lease_lost", "ack_error", "host_failed", "fail_error", "item_dead"} {
+	for _, msg := range []string{"lease_lost", "ack_error", "host_failed", "fail_error", "item_dead", "write_retry"} {
 		for _, l := range logLines(r.p.log(), msg) {
 			h, ok := l["host"].(string)
 			if !ok {
