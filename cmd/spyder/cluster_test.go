@@ -42,25 +42,8 @@ func TestE2E_FleetRidesOutFailover(t *testing.T) {
 	t.Parallel()
 	c := redistest.StartCluster(t, 3, 1)
 	w := crawltest.Start(t, crawltest.Options{Hosts: 600, Seed: 16, HTTPLatency: 20 * time.Millisecond})
-	dir := t.TempDir()
 	backend := []string{"--redis", strings.Join(c.Addrs(), ","), "--lease", "3s"}
-	wargs := worldArgs(t, w)
-	var outs []string
-	var procs []*proc
-	for i := range 3 {
-		out := filepath.Join(dir, fmt.Sprintf("probe%d.jsonl", i))
-		outs = append(outs, out)
-		args := []string{"run", "--exit-when-empty", "--out", out, "--probe", fmt.Sprintf("probe%d", i), "--concurrency", "16"}
-		if i == 0 {
-			args = append(args, "--domains", mustDomains(t, w.Seeds))
-		}
-		procs = append(procs, startSpyder(t, append(append(args, backend...), wargs...)...))
-		if i == 0 {
-			waitFor(t, 30*time.Second, "the first probe to seed and start", func() bool {
-				return len(logLines(procs[0].log(), "seeded")) > 0
-			})
-		}
-	}
+	outs, procs := startFleet(t, w, 16, backend...)
 	waitFor(t, 60*time.Second, "the fleet to write output", func() bool {
 		return len(mustReadBatches(t, outs...).Probes) >= 60
 	})

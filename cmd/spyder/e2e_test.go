@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -179,25 +180,8 @@ func TestE2E_FleetSurvivesSIGKILL(t *testing.T) {
 // addr, under key.
 func fleetSurvivesSIGKILL(t *testing.T, addr, key string) {
 	w := crawltest.Start(t, crawltest.Options{Hosts: 600, Seed: 14, HTTPLatency: 20 * time.Millisecond})
-	dir := t.TempDir()
 	backend := []string{"--redis", addr, "--queue-key", key, "--lease", "3s", "--fleet-limiter"}
-	wargs := worldArgs(t, w)
-	var outs []string
-	var procs []*proc
-	for i := range 3 {
-		out := filepath.Join(dir, fmt.Sprintf("probe%d.jsonl", i))
-		outs = append(outs, out)
-		args := []string{"run", "--exit-when-empty", "--out", out, "--probe", fmt.Sprintf("probe%d", i), "--concurrency", "32"}
-		if i == 0 {
-			args = append(args, "--domains", mustDomains(t, w.Seeds))
-		}
-		procs = append(procs, startSpyder(t, append(append(args, backend...), wargs...)...))
-		if i == 0 {
-			waitFor(t, 30*time.Second, "the first probe to seed and start", func() bool {
-				return len(logLines(procs[0].log(), "seeded")) > 0
-			})
-		}
-	}
+	outs, procs := startFleet(t, w, 32, backend...)
 	victim := procs[1]
 	waitFor(t, 60*time.Second, "the victim to write output", func() bool {
 		return len(mustReadBatches(t, outs[1]).Probes) >= 20
@@ -595,4 +579,29 @@ func TestE2E_Continuous(t *testing.T) {
 			t.Errorf("%s: page outcome %q, want %q", pr.Host, pr.PageOutcome(), o)
 		}
 	}
+}
+
+// startFleet starts three `spyder run --exit-when-empty` probes on backend
+// over w, each writing probe<i>.jsonl in a new temporary directory with
+// concurrency conc; the first seeds w's hosts, and the others start once
+// it has. It returns the output files and the processes, in that order.
+func startFleet(t *testing.T, w *crawltest.World, conc int, backend ...string) (outs []string, procs []*proc) {
+	t.Helper()
+	dir := t.TempDir()
+	wargs := worldArgs(t, w)
+	for i := range 3 {
+		out := filepath.Join(dir, fmt.Sprintf("probe%d.jsonl", i))
+		outs = append(outs, out)
+		args := []string{"run", "--exit-when-empty", "--out", out, "--probe", fmt.Sprintf("probe%d", i), "--concurrency", strconv.Itoa(conc)}
+		if i == 0 {
+			args = append(args, "--domains", mustDomains(t, w.Seeds))
+		}
+		procs = append(procs, startSpyder(t, append(append(args, backend...), wargs...)...))
+		if i == 0 {
+			waitFor(t, 30*time.Second, "the first probe to seed and start", func() bool {
+				return len(logLines(procs[0].log(), "seeded")) > 0
+			})
+		}
+	}
+	return outs, procs
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,25 +31,8 @@ func TestE2E_FleetRidesOutFailover_OneSlot(t *testing.T) {
 	const key = "{fleet}:queue"
 	master := c.MasterOf(t, key)
 	waitReplica(t, master.Addr)
-	dir := t.TempDir()
 	backend := []string{"--redis", strings.Join(c.Addrs(), ","), "--queue-key", key, "--lease", "8s", "--fleet-limiter", "--redis-seed-wait", "1s"}
-	wargs := worldArgs(t, w)
-	var outs []string
-	var procs []*proc
-	for i := range 3 {
-		out := filepath.Join(dir, fmt.Sprintf("probe%d.jsonl", i))
-		outs = append(outs, out)
-		args := []string{"run", "--exit-when-empty", "--out", out, "--probe", fmt.Sprintf("probe%d", i), "--concurrency", "16"}
-		if i == 0 {
-			args = append(args, "--domains", mustDomains(t, w.Seeds))
-		}
-		procs = append(procs, startSpyder(t, append(append(args, backend...), wargs...)...))
-		if i == 0 {
-			waitFor(t, 30*time.Second, "the first probe to seed and start", func() bool {
-				return len(logLines(procs[0].log(), "seeded")) > 0
-			})
-		}
-	}
+	outs, procs := startFleet(t, w, 16, backend...)
 	waitFor(t, 60*time.Second, "the fleet to write output", func() bool {
 		return len(mustReadBatches(t, outs...).Probes) >= 60
 	})

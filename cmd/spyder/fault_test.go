@@ -392,26 +392,7 @@ func openHosts(t *testing.T, backend ...string) (export string, pending, process
 		}
 	}
 	export = runApp(t, append([]string{"queue", "export"}, backend...)...)
-	for _, line := range strings.Split(export, "\n") {
-		if line == "" {
-			continue
-		}
-		var r struct {
-			Kind string `json:"kind"`
-			Item struct {
-				Host string `json:"host"`
-			} `json:"item"`
-		}
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("queue export line %q: %v", line, err)
-		}
-		switch r.Kind {
-		case "pending":
-			pending[r.Item.Host] = true
-		case "processing":
-			processing[r.Item.Host] = true
-		}
-	}
+	pending, processing = openHostsOf(t, export)
 	return export, pending, processing
 }
 
