@@ -99,11 +99,7 @@ func TestFailover_StoreRidesOutMasterKill(t *testing.T) {
 func testFailover(t *testing.T, seedWait time.Duration) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1)
-	client, err := redisstore.NewClient(strings.Join(c.Addrs(), ","))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := clientOf(t, c)
 	obs := &attempts{}
 	client.AddHook(obs)
 	const key = "{failover}:queue"
@@ -387,11 +383,7 @@ func TestTransient(t *testing.T) {
 func TestSeedWait(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.StartCluster(t, 3, 1)
-	client, err := redisstore.NewClient(strings.Join(c.Addrs(), ","))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := clientOf(t, c)
 	const key = "{seedwait}:queue"
 	open := func(wait time.Duration) *redisstore.Store {
 		s, err := redisstore.Open(ctx, client, redisstore.Options{Key: key, SeedWait: wait})
@@ -459,11 +451,7 @@ func replicaOf(t *testing.T, c *redistest.Cluster, master *redistest.Server) *re
 func BenchmarkSeedWait(b *testing.B) {
 	ctx := context.Background()
 	c := redistest.StartCluster(b, 3, 1)
-	client, err := redisstore.NewClient(strings.Join(c.Addrs(), ","))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
+	client := clientOf(b, c)
 	for _, bb := range []struct {
 		name string
 		wait time.Duration
@@ -489,4 +477,16 @@ func BenchmarkSeedWait(b *testing.B) {
 			}
 		})
 	}
+}
+
+// clientOf returns NewClient's client of cluster c (the one --redis makes
+// from its node list), closed at the test's end.
+func clientOf(tb testing.TB, c *redistest.Cluster) redis.UniversalClient {
+	tb.Helper()
+	client, err := redisstore.NewClient(strings.Join(c.Addrs(), ","))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { client.Close() })
+	return client
 }
