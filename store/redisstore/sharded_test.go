@@ -7,6 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
 	"github.com/spyder-crawler/spyder/store/redisstore"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
@@ -105,4 +107,50 @@ func TestSharded_DropRun(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDump_LeavesNoCopy checks that a dump deletes the copy of the state it
+// read, the host table's buckets included, on one queue and on every
+// shard of a sharded one.
+func TestDump_LeavesNoCopy(t *testing.T) {
+	ctx := t.Context()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer c.Close()
+	hosts := make([]host.Name, 500)
+	for i := range hosts {
+		hosts[i] = host.Name(fmt.Sprintf("h%d.example", i))
+	}
+	for _, tc := range []struct {
+		name string
+		b    store.Backend
+	}{
+		{"Store", mustOpen(t, c)},
+		{"Sharded", MustOpenSharded(t, c, "", 4)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.b.Seed(ctx, hosts); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			if err := tc.b.Dump(ctx, func(queue.Record) error { n++; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if n < len(hosts) {
+				t.Fatalf("Dump gave %d records, want at least %d", n, len(hosts))
+			}
+			if left := c.Keys(ctx, "*:dump-*").Val(); len(left) != 0 {
+				t.Errorf("keys of the dump's copy left after it: %d, e.g. %s", len(left), left[0])
+			}
+		})
+	}
+}
+
+func mustOpen(t *testing.T, c redis.UniversalClient) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.Open(t.Context(), c, redisstore.Options{Key: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
