@@ -62,6 +62,13 @@ func newLoopFixture(tb testing.TB, o crawltest.Options, seeds int, out sink.Sink
 
 func newLoopFixtureOn(tb testing.TB, q queue.Queue, o crawltest.Options, seeds int, out sink.Sink, hostTimeout time.Duration) *loopFixture {
 	tb.Helper()
+	return newLoopFixtureWith(tb, q, &store.MemoryEmitted{}, o, seeds, out, hostTimeout)
+}
+
+// newLoopFixtureWith is newLoopFixtureOn with the output's seen sets in
+// emitted.
+func newLoopFixtureWith(tb testing.TB, q queue.Queue, emitted store.Emitted, o crawltest.Options, seeds int, out sink.Sink, hostTimeout time.Duration) *loopFixture {
+	tb.Helper()
 	w := crawltest.Start(tb, o)
 	hosts := make([]host.Name, seeds)
 	for i, s := range w.Seeds[:seeds] {
@@ -80,7 +87,7 @@ func newLoopFixtureOn(tb testing.TB, q queue.Queue, o crawltest.Options, seeds i
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b := sink.NewBatcher(out, &store.MemoryEmitted{}, sink.BatcherConfig{MaxDelay: 20 * time.Millisecond})
+	b := sink.NewBatcher(out, emitted, sink.BatcherConfig{MaxDelay: 20 * time.Millisecond})
 	tb.Cleanup(func() { b.Close(context.Background()) })
 	logs := &syncBuffer{}
 	l := New(q, c, b, slog.New(slog.NewJSONHandler(logs, nil)), metrics.New(lim), Config{

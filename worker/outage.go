@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -119,10 +121,15 @@ func (w *Loop) reachable(ctx context.Context) bool {
 
 // waitQueue waits, after a call that failed with err, until the queue
 // answers again, and reports true; false when err was not an outage (the
-// queue answers, or refuses writes) or ctx ended first.
+// queue answers, or refuses writes) or ctx ended first. A call that lost
+// its connection is an outage even when the queue answers by the time it
+// is asked: the outage may have ended in between.
 func (w *Loop) waitQueue(ctx context.Context, err error) bool {
-	if err == nil || writesRefused(err) || errors.Is(err, queue.ErrClosed) || w.reachable(ctx) {
+	if err == nil || writesRefused(err) || errors.Is(err, queue.ErrClosed) {
 		return false
+	}
+	if w.reachable(ctx) {
+		return lostConnection(err)
 	}
 	for {
 		back := w.link.comeback()
@@ -137,4 +144,12 @@ func (w *Loop) waitQueue(ctx context.Context, err error) bool {
 			}
 		}
 	}
+}
+
+// lostConnection reports whether err is a connection that failed under the
+// call: refused, reset, timed out or closed by the other end. A bare
+// errno is not one: a full disk is no outage.
+func lostConnection(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

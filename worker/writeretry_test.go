@@ -1,0 +1,119 @@
+package worker
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/sink"
+	"github.com/spyder-crawler/spyder/store/redisstore"
+)
+
+// TestLoop_WriteWaitsOutRedisRestart: output whose seen-set marks cannot
+// reach Redis (it is down) is written again once Redis is back, each time
+// with a write_retry line naming the host, instead of failing the host:
+// every host is done, none failed, and each host's node is in the output.
+func TestLoop_WriteWaitsOutRedisRestart(t *testing.T) {
+	t.Parallel()
+	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) })
+	srv, c, q := startRedisQueue(t, "--appendonly", "yes", "--appendfsync", "always")
+	var out bytes.Buffer
+	s, _ := sink.NewJSONSink(&out, sink.FormatLines)
+	const hosts = 20
+	f := newLoopFixtureWith(t, q, redisstore.NewEmitted(c, "spyder:queue"),
+		crawltest.Options{Hosts: hosts, Seed: 27, HTTPLatency: 400 * time.Millisecond}, hosts, &lockedSink{s: s}, 10*time.Second)
+	f.l.cfg.Concurrency = hosts
+	f.l.cfg.LeaseTTL = 30 * time.Second // past the test: a write given up on would stall it
+
+	done := make(chan error, 1)
+	go func() { done <- f.l.Run(t.Context()) }()
+	waitFor(t, 10*time.Second, "half the hosts leased", func() bool { return f.stats(t).Processing >= hosts/2 })
+	srv.Stop()
+	waitFor(t, 20*time.Second, "a write waiting for Redis", func() bool {
+		return strings.Contains(f.logs.String(), `"msg":"queue_unreachable"`) || f.l.done.Load() == hosts
+	})
+	time.Sleep(3 * time.Second) // every probe in flight finishes, and its write waits
+	srv.Restart(t)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Loop.Run: %v\n%s", err, f.logs)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Loop.Run did not finish within 30s of Redis coming back\n%s", f.logs)
+	}
+	if n := strings.Count(f.logs.String(), `"msg":"write_retry"`); n == 0 {
+		t.Errorf("no write_retry line; want one for each host whose output waited Redis out\n%s", f.logs)
+	}
+	for _, msg := range []string{"host_failed", "item_dead", "ack_error"} {
+		if n := strings.Count(f.logs.String(), `"msg":"`+msg+`"`); n > 0 {
+			t.Errorf("%d %s lines, want 0: the writes were to wait Redis out\n%s", n, msg, f.logs)
+		}
+	}
+	if st := f.stats(t); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 || f.l.done.Load() != hosts {
+		t.Errorf("stats = %+v with %d done, want all %d hosts done", st, f.l.done.Load(), hosts)
+	}
+	written := domainNodes(t, out.String())
+	for _, h := range f.w.Seeds[:hosts] {
+		if !written[h] {
+			t.Errorf("host %s has no node in the output", h)
+		}
+	}
+}
+
+// domainNodes reads output in sink.FormatLines and returns the hosts of
+// its domain lines.
+func domainNodes(t *testing.T, text string) map[string]bool {
+	t.Helper()
+	got := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct{ Kind, Host string }
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("output line %q: %v", sc.Text(), err)
+		}
+		if line.Kind == "domain" {
+			got[line.Host] = true
+		}
+	}
+	return got
+}
+
+// TestWaitQueue_LostConnectionRetriedWhenBack: a call that lost its
+// connection is tried again even when the queue answers by the time it is
+// asked (the outage ended in between, as happens when Redis restarts
+// during the call); an error of any other kind, a full disk included, is
+// no outage and is not waited on.
+func TestWaitQueue_LostConnectionRetriedWhenBack(t *testing.T) {
+	t.Parallel()
+	f := newLoopFixture(t, crawltest.Options{Hosts: 1, Seed: 28}, 1, &lockedSink{}, time.Second)
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	diskFull := &fs.PathError{Op: "write", Path: "out.jsonl", Err: syscall.ENOSPC}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("output: check emitted: %w", refused), true},
+		{fmt.Errorf("emitted seen: %w", io.EOF), true},
+		{fmt.Errorf("output: %w", diskFull), false},
+		{errors.New("output: bad batch"), false},
+		{nil, false},
+	} {
+		if got := f.l.waitQueue(t.Context(), c.err); got != c.want {
+			t.Errorf("waitQueue(%v) with the queue answering = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
