@@ -46,9 +46,8 @@ func (s *Sharded) notEmpty(i int) { s.emptyUntil[i].Store(0) }
 // it has n leases, starting at a shard that moves on every rotateEvery
 // (from a random shard in each process), so that none starves while the
 // calls a process makes at about the same time go to one shard and share
-// its script calls (see [Store]), as on one server; it passes passing over the shards it found empty in the last moment
-// over the shards it found empty in the last moment
-// (emptyMemory): an idle fleet polls each shard a few times a second, not
+// its script calls (see [Store]), as on one server. It passes over the
+// shards it found empty in the last moment (emptyMemory): an idle fleet polls each shard a few times a second, not
 // in a loop, and a queue whose work sits in a few shards costs few calls.
 // Passes back off from 2ms to 100ms while wait lasts; the last pass, when
 // wait is over (at once for a wait of 0), asks every shard, so Lease
