@@ -181,22 +181,9 @@ func TestLoop_OutageLongerThanLease(t *testing.T) {
 	f.l.cfg.LeaseTTL = 2 * time.Second
 	f.l.cfg.ReclaimEvery = 500 * time.Millisecond
 
-	done := make(chan error, 1)
-	go func() { done <- f.l.Run(t.Context()) }()
-	waitFor(t, 20*time.Second, "a few hosts done", func() bool { return f.l.Done() >= 4 })
-	srv.Stop()
-	waitFor(t, 20*time.Second, "an ack held", func() bool { return len(logLines(f.logs.String(), "queue_held")) > 0 })
-	time.Sleep(3 * time.Second) // past every lease taken before the outage
-	srv.Restart(t)
-	back := time.Now()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Loop.Run: %v\n%s", err, f.logs)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("Loop.Run did not finish within 30s of Redis coming back\n%s", f.logs)
-	}
+	back := runThroughOutage(t, f, srv, func() bool { return f.l.Done() >= 4 }, "an ack held",
+		func() bool { return len(logLines(f.logs.String(), "queue_held")) > 0 },
+		3*time.Second) // past every lease taken before the outage
 	t.Logf("finished %v after Redis came back", time.Since(back).Round(time.Millisecond))
 	for _, msg := range []string{"lease_lost", "lease_reclaimed", "ack_error"} {
 		if n := len(logLines(f.logs.String(), msg)); n > 0 {

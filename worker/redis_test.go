@@ -62,23 +62,9 @@ func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
 	f.l.cfg.Concurrency = hosts
 	f.l.cfg.LeaseTTL = 30 * time.Second // past the test: an ack given up on would stall it
 
-	done := make(chan error, 1)
-	go func() { done <- f.l.Run(t.Context()) }()
-	waitFor(t, 10*time.Second, "half the hosts leased", func() bool { return f.stats(t).Processing >= hosts/2 })
-	srv.Stop()
-	waitFor(t, 20*time.Second, "acks failing", func() bool {
+	runThroughOutage(t, f, srv, func() bool { return f.stats(t).Processing >= hosts/2 }, "acks failing", func() bool {
 		return strings.Contains(f.logs.String(), `"msg":"ack_retry"`) || strings.Contains(f.logs.String(), `"msg":"ack_error"`)
-	})
-	time.Sleep(time.Second) // the other probes finish and retry too
-	srv.Restart(t)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Loop.Run: %v\n%s", err, f.logs)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("Loop.Run did not finish within 20s of Redis coming back\n%s", f.logs)
-	}
+	}, time.Second) // the other probes finish and retry too
 	if n := f.l.done.Load(); n != hosts {
 		t.Errorf("done = %d, want %d", n, hosts)
 	}
@@ -90,6 +76,31 @@ func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
 	if st := f.stats(t); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
 		t.Errorf("stats = %+v, want every host acked", st)
 	}
+}
+
+// runThroughOutage runs f's loop over the Redis srv and stops the server
+// once started holds; once down holds too (what it waits for) and then for
+// d more, it restarts the server. It fails the test unless the run ends
+// without error within 30s of that, and returns when the server came back.
+func runThroughOutage(t *testing.T, f *loopFixture, srv *redistest.Server, started func() bool, what string, down func() bool, d time.Duration) time.Time {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f.l.Run(t.Context()) }()
+	waitFor(t, 20*time.Second, "the run under way", started)
+	srv.Stop()
+	waitFor(t, 20*time.Second, what, down)
+	time.Sleep(d)
+	srv.Restart(t)
+	back := time.Now()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Loop.Run: %v\n%s", err, f.logs)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Loop.Run did not finish within 30s of Redis coming back\n%s", f.logs)
+	}
+	return back
 }
 
 // silenceRedis sets quietRedis as go-redis's logger once.

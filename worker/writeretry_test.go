@@ -37,23 +37,9 @@ func TestLoop_WriteWaitsOutRedisRestart(t *testing.T) {
 	f.l.cfg.Concurrency = hosts
 	f.l.cfg.LeaseTTL = 30 * time.Second // past the test: a write given up on would stall it
 
-	done := make(chan error, 1)
-	go func() { done <- f.l.Run(t.Context()) }()
-	waitFor(t, 10*time.Second, "half the hosts leased", func() bool { return f.stats(t).Processing >= hosts/2 })
-	srv.Stop()
-	waitFor(t, 20*time.Second, "a write waiting for Redis", func() bool {
+	runThroughOutage(t, f, srv, func() bool { return f.stats(t).Processing >= hosts/2 }, "a write waiting for Redis", func() bool {
 		return strings.Contains(f.logs.String(), `"msg":"queue_unreachable"`) || f.l.done.Load() == hosts
-	})
-	time.Sleep(3 * time.Second) // every probe in flight finishes, and its write waits
-	srv.Restart(t)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Loop.Run: %v\n%s", err, f.logs)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("Loop.Run did not finish within 30s of Redis coming back\n%s", f.logs)
-	}
+	}, 3*time.Second) // every probe in flight finishes, and its write waits
 	if n := strings.Count(f.logs.String(), `"msg":"write_retry"`); n == 0 {
 		t.Errorf("no write_retry line; want one for each host whose output waited Redis out\n%s", f.logs)
 	}
