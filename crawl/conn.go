@@ -45,10 +45,18 @@ func (hc *httpConn) done(resp *http.Response) {
 	}
 }
 
-// readers holds the connections' 4 KiB response readers between
-// connections, so a probe does not allocate (and the collector clear) a
-// new one for each.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+// readerSize is the size of a connection's response reader. The reader
+// sits on the TLS connection, which keeps the record it decrypted, so a
+// small one costs copies, not system calls; a header line longer than it
+// is still read whole, and a body read of at least its size bypasses it.
+// It is held while the connection is open: at thousands of probes in
+// flight every KiB of it is a KiB of memory per probe.
+const readerSize = 1024
+
+// readers holds the connections' response readers between connections,
+// so a probe does not allocate (and the collector clear) a new one for
+// each.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readerSize) }}
 
 // free gives hc's reader back to readers. hc must be closed or never used
 // again: nothing reads from it after free.

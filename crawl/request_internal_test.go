@@ -1,9 +1,13 @@
 package crawl
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +53,28 @@ func TestWriteRequest_RefusesControlCharacters(t *testing.T) {
 		if err := c.writeRequest(&got, "example.com", path); err == nil || got.Len() > 0 {
 			t.Errorf("writeRequest(%q) wrote %q, err %v; want an error and nothing written", path, got.String(), err)
 		}
+	}
+}
+
+// TestReader_LongHeaderAndBody checks that a connection's response reader,
+// smaller than many header lines and bodies, still reads them whole.
+func TestReader_LongHeaderAndBody(t *testing.T) {
+	long := strings.Repeat("c", 5*readerSize)
+	body := strings.Repeat("<a href=\"https://example.org/\">x</a>", 300)
+	resp := "HTTP/1.1 200 OK\r\nSet-Cookie: " + long + "\r\nContent-Type: text/html\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	br := readers.Get().(*bufio.Reader)
+	defer readers.Put(br)
+	br.Reset(strings.NewReader(resp))
+	r, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Header.Get("Set-Cookie"); got != long {
+		t.Errorf("Set-Cookie has %d bytes, want %d", len(got), len(long))
+	}
+	got, err := io.ReadAll(r.Body)
+	if err != nil || string(got) != body {
+		t.Errorf("body: %d bytes, err %v; want %d bytes", len(got), err, len(body))
 	}
 }
