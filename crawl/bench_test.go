@@ -41,27 +41,21 @@ import (
 //
 // SPYDER_BENCH_HOSTS, SPYDER_BENCH_WORKERS and SPYDER_BENCH_TIMEOUT (a Go
 // duration) override the size, the worker count and HostTimeout;
+// SPYDER_BENCH_DNS_LATENCY and SPYDER_BENCH_HTTP_LATENCY (Go durations)
+// the world's latencies, so that many workers can be kept in flight
+// without the 2 cores starving them (see benchWorld);
 // SPYDER_BENCH_HEAPPROFILE names a file for a heap profile taken 10 s in.
 func BenchmarkCrawl(b *testing.B) {
 	hosts := envInt(b, "SPYDER_BENCH_HOSTS", 10_000)
 	workers := envInt(b, "SPYDER_BENCH_WORKERS", crawl.DefaultWorkers)
-	timeout := crawl.DefaultHostTimeout
-	if s := os.Getenv("SPYDER_BENCH_TIMEOUT"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			b.Fatalf("SPYDER_BENCH_TIMEOUT: %v", err)
-		}
-		timeout = d
-	}
+	timeout := envDuration(b, "SPYDER_BENCH_TIMEOUT", crawl.DefaultHostTimeout)
+	opts := benchWorld(b, hosts)
 	var w target
 	if os.Getenv("SPYDER_BENCH_WORLD") == "process" {
 		p := startWorldProcess(b, hosts)
 		w = target{p.info.Resolver, p.dial, noRoots, p.info.Seeds}
 	} else {
-		world := crawltest.Start(b, crawltest.Options{
-			Hosts: hosts, Seed: 1, DNSLatency: 20 * time.Millisecond, HTTPLatency: 50 * time.Millisecond, SlowFraction: 0.03,
-			NoRequestLog: true,
-		})
+		world := crawltest.Start(b, opts)
 		if err := world.Warm(); err != nil { // sign the world's certificates before timing
 			b.Fatal(err)
 		}
@@ -89,6 +83,12 @@ func BenchmarkCrawl(b *testing.B) {
 	for b.Loop() {
 		run := crawlTarget(b, w, crawlOptions{workers: workers, rate: 1, burst: 3, mod: func(c *crawl.Config) {
 			c.HostTimeout = timeout
+			// Latencies above the defaults stretch the steps' timeouts
+			// by as much, so that they still cut only what they cut at
+			// the defaults.
+			c.DNSTimeout = crawl.DefaultDNSTimeout + max(0, opts.DNSLatency-defaultDNSLatency)
+			c.ConnectTimeout = crawl.DefaultConnectTimeout + max(0, opts.HTTPLatency-defaultHTTPLatency)
+			c.RequestTimeout = crawl.DefaultRequestTimeout + max(0, opts.HTTPLatency-defaultHTTPLatency)
 		}})
 		elapsed += run.elapsed
 		run.logTimes(b)
@@ -146,6 +146,38 @@ func (m *memPeaks) stop(b *testing.B) {
 	m.wg.Wait()
 	b.ReportMetric(float64(m.heap)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(m.stack)/(1<<20), "peak-stacks-MiB")
+}
+
+// The benchmark world's latencies unless SPYDER_BENCH_DNS_LATENCY or
+// SPYDER_BENCH_HTTP_LATENCY say otherwise.
+const (
+	defaultDNSLatency  = 20 * time.Millisecond
+	defaultHTTPLatency = 50 * time.Millisecond
+)
+
+// benchWorld is the benchmark's world of hosts hosts. A probe lasts about
+// one DNS latency and three HTTP ones, so longer ones hold more probes in
+// flight for the same CPU: what memory per probe in flight at a high
+// worker count needs on 2 shared cores, where at the default latencies
+// the probes queue for the CPU and time out.
+func benchWorld(tb testing.TB, hosts int) crawltest.Options {
+	return crawltest.Options{
+		Hosts: hosts, Seed: 1, SlowFraction: 0.03, NoRequestLog: true,
+		DNSLatency:  envDuration(tb, "SPYDER_BENCH_DNS_LATENCY", defaultDNSLatency),
+		HTTPLatency: envDuration(tb, "SPYDER_BENCH_HTTP_LATENCY", defaultHTTPLatency),
+	}
+}
+
+func envDuration(tb testing.TB, name string, def time.Duration) time.Duration {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	return d
 }
 
 func envInt(tb testing.TB, name string, def int) int {

@@ -144,11 +144,12 @@ func New(cfg Config) (*Crawler, error) {
 		return nil, err
 	}
 	c := &Crawler{
-		cfg:      cfg,
-		resolver: newResolver(servers, cfg.DNSTimeout, cfg.DNSRetries, cfg.Now),
-		robots:   newRobotsCache(robotsCacheSize, robotsCacheTTL),
-		verified: newVerifyCache(),
-		exclude:  make(map[string]bool),
+		cfg:        cfg,
+		resolver:   newResolver(servers, cfg.DNSTimeout, cfg.DNSRetries, cfg.Now),
+		robots:     newRobotsCache(robotsCacheSize, robotsCacheTTL),
+		verified:   newVerifyCache(),
+		exclude:    make(map[string]bool),
+		reqHeaders: requestHeaders(cfg.UserAgent),
 	}
 	for _, t := range cfg.ExcludeTLDs {
 		c.exclude[strings.ToLower(strings.Trim(strings.TrimSpace(t), "."))] = true

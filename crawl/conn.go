@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 )
 
@@ -44,14 +45,47 @@ func (hc *httpConn) done(resp *http.Response) {
 	}
 }
 
+// readerSize is the size of a connection's response reader. The reader
+// sits on the TLS connection, which keeps the record it decrypted, so a
+// small one costs copies, not system calls; a header line longer than it
+// is still read whole, and a body read of at least its size bypasses it.
+// It is held while the connection is open: at thousands of probes in
+// flight every KiB of it is a KiB of memory per probe.
+const readerSize = 1024
+
+// readers holds the connections' response readers between connections,
+// so a probe does not allocate (and the collector clear) a new one for
+// each.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readerSize) }}
+
+// free gives hc's reader back to readers. hc must be closed or never used
+// again: nothing reads from it after free.
+func (hc *httpConn) free() {
+	if hc.br != nil {
+		hc.br.Reset(nil)
+		readers.Put(hc.br)
+		hc.br = nil
+	}
+}
+
 // conns holds the probe's open connections by scheme and host.
 type conns map[string]*httpConn
 
+// put stores hc under key, freeing the closed connection it replaces.
+func (cs conns) put(key string, hc *httpConn) {
+	if old := cs[key]; old != nil {
+		old.free()
+	}
+	cs[key] = hc
+}
+
+// closeAll closes every connection still open and frees them all.
 func (cs conns) closeAll() {
 	for _, hc := range cs {
 		if hc.usable {
 			hc.close()
 		}
+		hc.free()
 	}
 }
 
@@ -73,12 +107,13 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 			return nil, nil, err
 		}
 	}
-	if d, ok := ctx.Deadline(); ok {
-		nc.SetDeadline(d)
-	}
-	// Cancellation of ctx (not only its deadline) interrupts any I/O.
+	// No deadline yet: each request sets its own (see probe.do) before
+	// any I/O. Cancellation of ctx (not only its deadline) interrupts any
+	// I/O.
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, raw: raw, br: bufio.NewReaderSize(nc, 4096), stop: stop, usable: true}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(nc)
+	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, raw: raw, br: br, stop: stop, usable: true}
 	return hc, state, nil
 }
 

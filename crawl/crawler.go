@@ -16,6 +16,8 @@ type Crawler struct {
 	robots   *robotsCache
 	verified *verifyCache
 	exclude  map[string]bool
+	// reqHeaders ends every request (see requestHeaders).
+	reqHeaders string
 }
 
 // UserAgent returns the user agent the crawler sends.

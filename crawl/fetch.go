@@ -41,7 +41,7 @@ func (p *probe) fetch(ctx context.Context, addrs []netip.Addr) {
 		p.setRest(status, detail)
 		return
 	}
-	open["https://"+p.host+":443"] = hc
+	open.put("https://"+p.host+":443", hc)
 	p.recordCert(cs)
 
 	rules, status, detail, err := p.robotsFor(ctx, open, hc, addrs)

@@ -90,7 +90,7 @@ func (p *probe) hopConn(ctx context.Context, open conns, u *url.URL, host string
 		if err != nil {
 			return nil, err
 		}
-		open[key] = hc
+		open.put(key, hc)
 	}
 	return hc, nil
 }

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -23,18 +23,7 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 	if err := p.awaitTurn(ctx, hc); err != nil {
 		return nil, err
 	}
-	req := &http.Request{
-		Method:     http.MethodGet,
-		URL:        &url.URL{Scheme: hc.scheme, Host: hc.host, Opaque: path},
-		Proto:      "HTTP/1.1",
-		ProtoMajor: 1,
-		ProtoMinor: 1,
-		Host:       hc.host,
-		Header: http.Header{
-			"User-Agent": {p.c.cfg.UserAgent},
-			"Accept":     {"text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"},
-		},
-	}
+	req := &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 	now := time.Now()
 	p.c.robots.sent(hc.host, now)
 	deadline := now.Add(p.c.cfg.RequestTimeout)
@@ -47,7 +36,7 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 		// cancellation's past deadline.
 		hc.nc.SetDeadline(time.Unix(1, 0))
 	}
-	if err := writeRequest(hc.nc, req); err != nil {
+	if err := p.c.writeRequest(hc.nc, hc.host, path); err != nil {
 		hc.close()
 		return nil, fmt.Errorf("write request: %w", err)
 	}
@@ -59,21 +48,41 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 	return resp, nil
 }
 
-// reqBufs holds request buffers between requests. A request is a few
-// hundred bytes; http.Request.Write alone would wrap the connection in a
-// new 4 KiB bufio.Writer for each one.
+// reqBufs holds request buffers between requests: a request is a few
+// hundred bytes, written in one write.
 var reqBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// writeRequest serialises req and sends it in one write, one TLS record.
-func writeRequest(w io.Writer, req *http.Request) error {
+// writeRequest sends GET path to host in one write, one TLS record, as
+// http.Request.Write would send it (the Host header, then User-Agent,
+// then Accept), without building the request's header map and URL. host
+// is a parsed host name; a path holding a control character is refused,
+// as http.Request.Write refuses it.
+func (c *Crawler) writeRequest(w io.Writer, host, path string) error {
+	if strings.ContainsFunc(path, isCTL) {
+		return fmt.Errorf("net/http: can't write control character in Request.URL")
+	}
 	buf := reqBufs.Get().(*bytes.Buffer)
 	defer reqBufs.Put(buf)
 	buf.Reset()
-	if err := req.Write(buf); err != nil {
-		return err
-	}
+	buf.WriteString("GET ")
+	buf.WriteString(path)
+	buf.WriteString(" HTTP/1.1\r\nHost: ")
+	buf.WriteString(host)
+	buf.WriteString("\r\n")
+	buf.WriteString(c.reqHeaders)
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// isCTL reports whether r is an ASCII control character.
+func isCTL(r rune) bool { return r < ' ' || r == 0x7f }
+
+// requestHeaders is the end of every request: the User-Agent (each CR and
+// LF made a space and the ends trimmed of ASCII space, as
+// http.Request.Write does) and Accept headers, and the blank line.
+func requestHeaders(userAgent string) string {
+	ua := strings.Trim(strings.NewReplacer("\n", " ", "\r", " ").Replace(userAgent), " \t\r\n")
+	return "User-Agent: " + ua + "\r\nAccept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.8\r\n\r\n"
 }
 
 // awaitTurn waits until a request to hc's host may go out: first for the

@@ -24,7 +24,14 @@ func handshake(cctx context.Context, nc net.Conn, host string) (net.Conn, *tls.C
 		// X25519 exchange on both sides, for pages that are public.
 		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256},
 	})
-	if err := tc.HandshakeContext(cctx); err != nil {
+	// The handshake runs on a goroutine of its own: it is the deepest
+	// call chain of a probe (key exchange, certificate parsing, the
+	// signature check), and the stack it grows is freed when it ends
+	// rather than kept by the probe's goroutine while it waits on the
+	// network.
+	done := make(chan error, 1)
+	go func() { done <- tc.HandshakeContext(cctx) }()
+	if err := <-done; err != nil {
 		nc.Close()
 		if cctx.Err() != nil || isTimeout(err) {
 			return nil, nil, &stepError{StatusTimeout, fmt.Errorf("tls handshake: %w", err)}

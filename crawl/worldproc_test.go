@@ -38,10 +38,7 @@ func TestWorldProcess(t *testing.T) {
 	if err != nil {
 		t.Skip("helper process of BenchmarkCrawl (SPYDER_BENCH_WORLD=process)")
 	}
-	w := crawltest.Start(t, crawltest.Options{
-		Hosts: n, Seed: 1, DNSLatency: 20 * time.Millisecond, HTTPLatency: 50 * time.Millisecond, SlowFraction: 0.03,
-		NoRequestLog: true,
-	})
+	w := crawltest.Start(t, benchWorld(t, n))
 	if err := w.Warm(); err != nil {
 		t.Fatal(err)
 	}
