@@ -47,11 +47,14 @@ var fixtureRecords = []string{
 	"robots-loop.example.org. 60 IN A 192.0.2.14",
 	"robots-503.example.org. 60 IN A 192.0.2.15",
 	"robots-404.example.org. 60 IN A 192.0.2.16",
+	"close-hop.example.org. 60 IN A 192.0.2.17",
+	"closing.example.net. 60 IN A 192.0.2.18",
 }
 
 var fixtureCertNames = []string{"a.example.com", "www.example.com", "nullmx.example.com", "private.example.com",
 	"mixed.example.com", "blocked.example.com", "trickle.example.com", "redir.example.com", "big.example.com", "meta.example.com",
-	"hop.example.org", "robots-away.example.org", "robots-loop.example.org", "robots-503.example.org", "robots-404.example.org"}
+	"hop.example.org", "robots-away.example.org", "robots-loop.example.org", "robots-503.example.org", "robots-404.example.org",
+	"close-hop.example.org", "closing.example.net"}
 
 const fixturePage = `<html><head><title>a</title></head><body>
 <a href="https://b.example.net/x">b</a> <a href="/local">local</a> <a href="https://www.example.com/">same apex</a>
@@ -80,6 +83,11 @@ func fixtureHandler() http.Handler {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 		case r.URL.Path == "/robots.txt" && host == "robots-404.example.org":
 			http.NotFound(w, r)
+		case host == "close-hop.example.org" && r.URL.Path == "/":
+			http.Redirect(w, r, "https://closing.example.net/", http.StatusFound)
+		case r.URL.Path == "/robots.txt" && host == "closing.example.net":
+			w.Header().Set("Connection", "close") // the page needs a new connection
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
 		case host == "hop.example.org" && r.URL.Path == "/":
 			http.Redirect(w, r, "https://redir.example.com/", http.StatusFound)
 		case r.URL.Path == "/robots.txt" && host == "blocked.example.com":
@@ -280,6 +288,24 @@ func TestCrawler_Probe(t *testing.T) {
 			dialed: []string{"192.0.2.12:443", "192.0.2.6:443", "192.0.2.1:443"},
 			requests: []string{"hop.example.org /robots.txt", "hop.example.org /", "redir.example.com /robots.txt",
 				"redir.example.com /", "a.example.com /robots.txt", "a.example.com /"},
+		},
+		{
+			// The redirect target's server closes the connection after
+			// its robots.txt: the page goes out on a new one.
+			host: "close-hop.example.org",
+			want: []edge{
+				{"LINKS_TO", "close-hop.example.org", "b.example.net"},
+				{"LINKS_TO", "close-hop.example.org", "closing.example.net"},
+				{"LINKS_TO", "close-hop.example.org", "img.cdn.io"},
+				{"LINKS_TO", "close-hop.example.org", "www.example.com"},
+				{"REDIRECTS_TO", "close-hop.example.org", "closing.example.net"},
+				{"RESOLVES_TO", "close-hop.example.org", "192.0.2.17"},
+				{"USES_CERT", "close-hop.example.org", spki},
+			},
+			steps:  ok,
+			dialed: []string{"192.0.2.17:443", "192.0.2.18:443", "192.0.2.18:443"},
+			requests: []string{"close-hop.example.org /robots.txt", "close-hop.example.org /",
+				"closing.example.net /robots.txt", "closing.example.net /"},
 		},
 		{
 			// robots.txt redirected to another host's, which disallows.

@@ -30,8 +30,7 @@ func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, 
 		cur := string(name)
 		hc, err := p.hopConn(ctx, open, u, cur, addrs)
 		if err != nil {
-			status, detail := classify(ctx, err, StatusConnectError)
-			p.set(StepPage, status, detail)
+			p.setConnFailed(ctx, err)
 			return
 		}
 		if rules == nil {
@@ -41,6 +40,12 @@ func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, 
 				return
 			}
 			rules = r
+			// The server may have closed the connection after
+			// robots.txt (or a redirect of it replaced it).
+			if hc, err = p.hopConn(ctx, open, u, cur, addrs); err != nil {
+				p.setConnFailed(ctx, err)
+				return
+			}
 		}
 		path := requestPath(u)
 		if !rules.Allowed(path) {
@@ -71,6 +76,13 @@ func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, 
 		}
 		u = next
 	}
+}
+
+// setConnFailed records the page step as failed by err, a connection
+// that could not be made.
+func (p *probe) setConnFailed(ctx context.Context, err error) {
+	status, detail := classify(ctx, err, StatusConnectError)
+	p.set(StepPage, status, detail)
 }
 
 // hopConn returns an open connection for u (whose normalised host is
