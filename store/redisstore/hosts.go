@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -32,6 +34,16 @@ const (
 
 // hostLoad is host_load of buckets.lua: the mean records of a bucket.
 const hostLoad = 40
+
+// hostHash is lh_hash of buckets.lua, the hash that picks a host's
+// bucket: the first 32 bits of the SHA-1 of its name, in decimal. The
+// client computes it and sends it with each host it writes, so the script,
+// which holds Redis while it runs, does not (SHA-1 in Lua costs about what
+// the write it places does).
+func hostHash(h string) string {
+	sum := sha1.Sum([]byte(h))
+	return strconv.FormatUint(uint64(binary.BigEndian.Uint32(sum[:4])), 10)
+}
 
 // bucketKey is the key of bucket i of the table at base.
 func bucketKey(base string, i int64) string {

@@ -26,12 +26,12 @@ func TestLeaseAck_MixedAcks(t *testing.T) {
 		redis.Z{Score: 7000, Member: a}, redis.Z{Score: 7000, Member: b}, redis.Z{Score: 9000, Member: other}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	probes := []any{"a.com", "1 ok", "gone.com", "1 timeout"}
+	probes := []any{"a.com", "1 ok", hostHash("a.com"), "gone.com", "1 timeout", hostHash("gone.com")}
 	ack := func(token int, members ...any) []any {
 		t.Helper()
 		args := append([]any{token, "1000", len(members)}, members...)
 		if token == 1 {
-			args = append(append(args, len(probes)/2), probes...)
+			args = append(append(args, len(probes)/3), probes...)
 		} else {
 			args = append(args, 0)
 		}

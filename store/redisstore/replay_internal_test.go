@@ -44,11 +44,11 @@ func TestScripts_RetryIsAnsweredNotRerun(t *testing.T) {
 		t.Errorf("ZCARD leases = %d after a retried lease, want 3", n)
 	}
 	m := first[1].(string)
-	ack := hot(2, 1, m, 1, "a.com", "1 ok")
+	ack := hot(2, 1, m, 1, "a.com", "1 ok", hostHash("a.com"))
 	if diff := cmp.Diff([]any{int64(1000), int64(1)}, ack); diff != "" {
 		t.Errorf("ack (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(ack, hot(2, 1, m, 1, "a.com", "1 ok")); diff != "" {
+	if diff := cmp.Diff(ack, hot(2, 1, m, 1, "a.com", "1 ok", hostHash("a.com"))); diff != "" {
 		t.Errorf("ack retried (-first +retry):\n%s", diff)
 	}
 	if diff := cmp.Diff([]any{int64(1000), int64(0)}, hot(3, 1, m, 0)); diff != "" {

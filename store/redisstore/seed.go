@@ -30,10 +30,10 @@ func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, 
 	if err := s.check(ctx); err != nil {
 		return res, err
 	}
-	args := make([]any, 1, seedChunk+1) // ts, then hosts
+	args := make([]any, 1, 2*seedChunk+1) // ts, then (host, hash) pairs
 	args[0] = strconv.FormatInt(s.wallNow().Unix(), 10)
 	flush := func() error {
-		n := len(args) - 1
+		n := (len(args) - 1) / 2
 		if n == 0 {
 			return nil
 		}
@@ -48,8 +48,8 @@ func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, 
 		return nil
 	}
 	for _, h := range hosts {
-		args = append(args, string(h))
-		if len(args) == seedChunk+1 {
+		args = append(args, string(h), hostHash(string(h)))
+		if len(args) == 2*seedChunk+1 {
 			if err := flush(); err != nil {
 				return res, err
 			}
