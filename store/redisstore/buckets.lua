@@ -24,8 +24,16 @@
 -- as Go's hostHash computes it. Callers that write hosts pass that from
 -- the client (a SHA-1 in Lua costs about as much as the write it places),
 -- so here it is left to splits and the rarer scripts.
+local sha1hex, sub = redis.sha1hex, string.sub
 local function lh_hash(s)
-  return tonumber(string.sub(redis.sha1hex(s), 1, 8), 16)
+  return tonumber(sub(sha1hex(s), 1, 8), 16)
+end
+
+-- lh_unpacked is the i-th hash (from 1) packed in s, 4 bytes big-endian
+-- each: how the client sends the lh_hash of the hosts a call writes.
+local function lh_unpacked(s, i)
+  local a, b, c, d = string.byte(s, 4 * i - 3, 4 * i)
+  return ((a * 256 + b) * 256 + c) * 256 + d
 end
 
 -- lh_open reads the meta of the table at base; kind is 'hash' or 'set',

@@ -131,9 +131,9 @@ func TestOpen_RefusesOlderLayout(t *testing.T) {
 }
 
 // TestHostHash_MatchesLua: the hash the client sends with each host it
-// writes is lh_hash of buckets.lua, which splits and the other scripts
-// use: were they to differ, a seeded host would sit in a bucket its own
-// lookups never read, and be seeded again.
+// writes, as lh_unpacked reads it, is lh_hash of buckets.lua, which splits
+// and the other scripts use: were they to differ, a seeded host would sit
+// in a bucket its own lookups never read, and be seeded again.
 func TestHostHash_MatchesLua(t *testing.T) {
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
@@ -142,19 +142,24 @@ func TestHostHash_MatchesLua(t *testing.T) {
 	for i := range 200 {
 		hosts = append(hosts, fmt.Sprintf("host%d.example.org", i))
 	}
+	var xs []byte
+	for _, h := range hosts {
+		xs = appendHostHash(xs, h.(string))
+	}
 	lua := redis.NewScript(bucketsLua + `
 local out = {}
-for i, h in ipairs(ARGV) do
-  out[i] = string.format('%d', lh_hash(h))
+for i = 2, #ARGV do
+  out[#out + 1] = string.format('%d %d', lh_hash(ARGV[i]), lh_unpacked(ARGV[1], i - 1))
 end
 return out`)
-	got, err := lua.Run(ctx, c, []string{"x"}, hosts...).StringSlice()
+	got, err := lua.Run(ctx, c, []string{"x"}, append([]any{xs}, hosts...)...).StringSlice()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, h := range hosts {
-		if want := hostHash(h.(string)); got[i] != want {
-			t.Errorf("lh_hash(%q) = %s, hostHash = %s", h, got[i], want)
+		x := hostHash(h.(string))
+		if want := fmt.Sprintf("%d %d", x, x); got[i] != want {
+			t.Errorf("lh_hash and lh_unpacked of %q = %s, hostHash = %d", h, got[i], x)
 		}
 	}
 }

@@ -30,13 +30,15 @@ func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, 
 	if err := s.check(ctx); err != nil {
 		return res, err
 	}
-	args := make([]any, 1, 2*seedChunk+1) // ts, then (host, hash) pairs
+	args := make([]any, 2, seedChunk+2) // ts, the hosts' hashes, then hosts
 	args[0] = strconv.FormatInt(s.wallNow().Unix(), 10)
+	xs := make([]byte, 0, 4*seedChunk)
 	flush := func() error {
-		n := (len(args) - 1) / 2
+		n := len(args) - 2
 		if n == 0 {
 			return nil
 		}
+		args[1] = xs
 		v, err := s.seedRun(ctx, []string{s.k.pending, s.k.hostsMeta}, args...)
 		if err != nil {
 			return err
@@ -44,12 +46,13 @@ func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, 
 		added := int(toInt64(v))
 		res.Added += added
 		res.Duplicate += n - added
-		args = args[:1]
+		args, xs = args[:2], xs[:0]
 		return nil
 	}
 	for _, h := range hosts {
-		args = append(args, string(h), hostHash(string(h)))
-		if len(args) == 2*seedChunk+1 {
+		args = append(args, string(h))
+		xs = appendHostHash(xs, string(h))
+		if len(args) == seedChunk+2 {
 			if err := flush(); err != nil {
 				return res, err
 			}

@@ -2,8 +2,8 @@
 -- (buckets.lua is put before this script: it defines the host table.)
 --
 -- KEYS[1] pending list   KEYS[2] meta of the host table ("<base>#meta")
--- ARGV[1] ts, Unix seconds   ARGV[2..] pairs (normalised host, its hash),
--- at most 1,000; the hash is Go's hostHash, in decimal.
+-- ARGV[1] ts, Unix seconds   ARGV[2] the hosts' hashes, packed (lh_unpacked)
+-- ARGV[3..] normalised hosts (at most 1,000)
 --
 -- Hosts without a record (and not repeated earlier in ARGV) get the record
 -- "q" (queued) and are pushed to pending, in order, as the item JSON of the
@@ -13,9 +13,10 @@ redis.call('LLEN', KEYS[1]) -- a wrong type fails here, before any write
 local t = hosts_open(KEYS[2])
 local ts = ARGV[1]
 local items = {}
-for i = 2, #ARGV, 2 do
+local xs = ARGV[2]
+for i = 3, #ARGV do
   local h = ARGV[i]
-  if rec_add(t, h, 'q', tonumber(ARGV[i + 1])) then
+  if rec_add(t, h, 'q', lh_unpacked(xs, i - 2)) then
     items[#items + 1] = '{"host":"' .. h .. '","ts":' .. ts .. ',"attempt":0}'
   end
 end
