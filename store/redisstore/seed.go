@@ -12,8 +12,9 @@ import (
 )
 
 // seedChunk is how many hosts one seed script call takes: a script holds
-// Redis for its whole run, and each host costs it a hash and two lookups
-// in the host table, so a chunk is a thousand, a few milliseconds.
+// Redis for its whole run, and each host costs it a write to the host table
+// (and its share of the splits), so a chunk is a thousand, a few
+// milliseconds.
 const seedChunk = 1000
 
 //go:embed seed.lua
@@ -22,7 +23,8 @@ var seedLua string
 var seedScript = redis.NewScript(bucketsLua + seedLua)
 
 // Seed implements [queue.Queue]: one script call per chunk of 1,000
-// hosts dedups against the host table and pushes the new ones. Items carry
+// hosts, with their hashes (appendHostHash), dedups against the host table
+// and pushes the new ones. Items carry
 // the client's clock as ts. When ctx ends between chunks the chunks already
 // stored stay stored and are counted in the result returned with the error.
 func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, error) {
