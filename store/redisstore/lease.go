@@ -16,9 +16,9 @@ import (
 const maxBatch = 1000
 
 // op is one caller's part of a batched call of leaseack.lua: the probes
-// to keep, as (host, probe) pairs, and their hosts' hashes (hashes, by
-// appendHostHash), and the acks of the leases whose members
-// are acks; or else (n > 0) a lease of n items for ttlMs.
+// to keep, as (host, probe) pairs, with their hosts' hashes packed in
+// hashes (appendHostHash), and the acks of the leases whose members are
+// acks; or else (n > 0) a lease of n items for ttlMs.
 type op struct {
 	probes []string
 	hashes []byte
@@ -142,8 +142,8 @@ func planHot(ops []op) hotPlan {
 
 // args is the script's ARGV for p: the call token, now, A, the members to
 // ack caller by caller, P, the probes' hashes packed in one argument, the
-// (host, probe) pairs caller by caller, then
-// (count, ttl ms) pairs for the lease callers.
+// (host, probe) pairs caller by caller, then (count, ttl ms) pairs for the
+// lease callers.
 // A lease caller with the same TTL as the one before it adds its count to
 // that pair: the script then makes one deadline per pair, not per caller.
 // Items still come back in callers' order, which is how handLeases hands
