@@ -31,9 +31,10 @@ func (s *Store) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) 
 			lc = ls[:min(len(ls), maxBatch)]
 			ls = ls[len(lc):]
 		}
-		o := op{probes: make([]string, 0, 2*len(pc)), acks: make([]string, len(lc))}
+		o := op{probes: make([]string, 0, 2*len(pc)), hashes: make([]byte, 0, 4*len(pc)), acks: make([]string, len(lc))}
 		for _, p := range pc {
 			o.probes = append(o.probes, string(p.Host), p.Encode())
+			o.hashes = appendHostHash(o.hashes, string(p.Host))
 		}
 		for i, l := range lc {
 			// A lease without an ID was never this store's: its member

@@ -20,9 +20,20 @@
 -- into a plain hash, so a host whose name or record is longer lives in
 -- "<base>#long", one plain hash for the rare few.
 
--- lh_hash(s) is a hash of s in [0, 2^32): the first 32 bits of its SHA-1.
+-- lh_hash(s) is a hash of s in [0, 2^32): the first 32 bits of its SHA-1,
+-- as Go's hostHash computes it. Callers that write hosts pass that from
+-- the client (a SHA-1 in Lua costs about as much as the write it places),
+-- so here it is left to splits and the rarer scripts.
+local sha1hex, sub = redis.sha1hex, string.sub
 local function lh_hash(s)
-  return tonumber(string.sub(redis.sha1hex(s), 1, 8), 16)
+  return tonumber(sub(sha1hex(s), 1, 8), 16)
+end
+
+-- lh_unpacked is the i-th hash (from 1) packed in s, 4 bytes big-endian
+-- each: how the client sends the lh_hash of the hosts a call writes.
+local function lh_unpacked(s, i)
+  local a, b, c, d = string.byte(s, 4 * i - 3, 4 * i)
+  return ((a * 256 + b) * 256 + c) * 256 + d
 end
 
 -- lh_open reads the meta of the table at base; kind is 'hash' or 'set',
@@ -33,7 +44,9 @@ local function lh_open(base, kind, load)
     base = base, kind = kind, long = base .. '#long', load = load,
     l = tonumber(m[1]) or 0, p = tonumber(m[2]) or 0, n = tonumber(m[3]) or 0, n0 = tonumber(m[3]) or 0,
     haslong = kind == 'hash' and redis.call('EXISTS', base .. '#long') == 1,
+    keys = {}, -- bucket number -> key, built once a call
   }
+  t.size = 2 ^ t.l
   if t.haslong then
     redis.call('HLEN', t.long) -- a wrong type fails here, before any write
   end
@@ -47,15 +60,19 @@ end
 
 -- lh_bucket is the key of bucket i of t.
 local function lh_bucket(t, i)
-  return t.base .. '#' .. string.format('%d', i)
+  local k = t.keys[i]
+  if not k then
+    k = t.base .. '#' .. string.format('%d', i)
+    t.keys[i] = k
+  end
+  return k
 end
 
 -- lh_key is the key of the bucket a member with hash x lives in.
 local function lh_key(t, x)
-  local size = 2 ^ t.l
-  local i = x % size
+  local i = x % t.size
   if i < t.p then
-    i = x % (2 * size)
+    i = x % (2 * t.size)
   end
   return lh_bucket(t, i)
 end
@@ -101,8 +118,8 @@ local function lh_split(t)
     end
   end
   t.p = t.p + 1
-  if t.p == 2 ^ t.l then
-    t.l, t.p = t.l + 1, 0
+  if t.p == t.size then
+    t.l, t.p, t.size = t.l + 1, 0, 2 * t.size
   end
 end
 
@@ -148,6 +165,30 @@ local function rec_put(t, h, v, x)
     t.haslong = true
   end
   lh_added(t, redis.call('HSET', to, h, v) - removed)
+end
+
+-- rec_add gives host h, whose hash is x, the record v unless it has one
+-- already, and reports whether it did: one write for a new host, where
+-- rec_get then rec_put would read its bucket twice.
+local function rec_add(t, h, v, x)
+  if #h > 64 or #v > 64 then
+    if rec_get(t, h, x) then
+      return false
+    end
+    rec_put(t, h, v, x)
+    return true
+  end
+  local home = lh_key(t, x)
+  if redis.call('HSETNX', home, h, v) == 0 then
+    return false
+  end
+  -- A short name with a long record lives in the long hash.
+  if t.haslong and redis.call('HEXISTS', t.long, h) == 1 then
+    redis.call('HDEL', home, h)
+    return false
+  end
+  lh_added(t, 1)
+  return true
 end
 
 -- Mean members a bucket holds before it splits: a bucket not yet split

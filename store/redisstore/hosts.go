@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -32,6 +34,23 @@ const (
 
 // hostLoad is host_load of buckets.lua: the mean records of a bucket.
 const hostLoad = 40
+
+// hostHash is lh_hash of buckets.lua, the hash that picks a host's
+// bucket: the first 32 bits of the SHA-1 of its name. The client computes
+// it for each host it writes and sends them packed in one argument (see
+// appendHostHash), so the script, which holds Redis while it runs, neither
+// hashes (SHA-1 in Lua costs about what the write it places does) nor
+// makes a Lua string for each hash.
+func hostHash(h string) uint32 {
+	sum := sha1.Sum([]byte(h))
+	return binary.BigEndian.Uint32(sum[:4])
+}
+
+// appendHostHash appends hostHash(h) to b in 4 bytes, big-endian, as
+// lh_unpacked of buckets.lua reads them.
+func appendHostHash(b []byte, h string) []byte {
+	return binary.BigEndian.AppendUint32(b, hostHash(h))
+}
 
 // bucketKey is the key of bucket i of the table at base.
 func bucketKey(base string, i int64) string {

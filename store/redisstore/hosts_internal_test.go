@@ -129,3 +129,74 @@ func TestOpen_RefusesOlderLayout(t *testing.T) {
 		t.Errorf("seen set holds %d after the refusal, want 1", n)
 	}
 }
+
+// TestHostHash_MatchesLua: the hash the client sends with each host it
+// writes, as lh_unpacked reads it, is lh_hash of buckets.lua, which splits
+// and the other scripts use: were they to differ, a seeded host would sit
+// in a bucket its own lookups never read, and be seeded again.
+func TestHostHash_MatchesLua(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer c.Close()
+	hosts := []any{"a.com", "xn--bcher-kva.example", strings.Repeat("b", 63) + ".example", "h00042.example"}
+	for i := range 200 {
+		hosts = append(hosts, fmt.Sprintf("host%d.example.org", i))
+	}
+	var xs []byte
+	for _, h := range hosts {
+		xs = appendHostHash(xs, h.(string))
+	}
+	lua := redis.NewScript(bucketsLua + `
+local out = {}
+for i = 2, #ARGV do
+  out[#out + 1] = string.format('%d %d', lh_hash(ARGV[i]), lh_unpacked(ARGV[1], i - 1))
+end
+return out`)
+	got, err := lua.Run(ctx, c, []string{"x"}, append([]any{xs}, hosts...)...).StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hosts {
+		x := hostHash(h.(string))
+		if want := fmt.Sprintf("%d %d", x, x); got[i] != want {
+			t.Errorf("lh_hash and lh_unpacked of %q = %s, hostHash = %d", h, got[i], x)
+		}
+	}
+}
+
+// TestSeed_FindsShortHostInLong: a host with a short name whose probe
+// record is over 64 bytes keeps it in the long hash; seeding it again
+// finds it there and neither queues it nor leaves a second record.
+func TestSeed_FindsShortHostInLong(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer c.Close()
+	s, err := Open(ctx, c, Options{Key: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Seed(ctx, []host.Name{"a.com", "b.com"}); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := s.Lease(ctx, 2, queue.DefaultLeaseTTL, 0)
+	if err != nil || len(ls) != 2 {
+		t.Fatalf("Lease = %d, %v", len(ls), err)
+	}
+	outcome := strings.Repeat("x", 64)
+	ps := []queue.Probe{{Host: "a.com", At: 100, Outcome: outcome}, {Host: "b.com", At: 100, Outcome: "ok"}}
+	if _, err := s.AckAll(ctx, ls, ps); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Seed(ctx, []host.Name{"a.com", "b.com", "c.com", "a.com"})
+	if err != nil || res.Added != 1 || res.Duplicate != 3 {
+		t.Fatalf("Seed again = %+v, %v; want c.com added, 3 duplicates", res, err)
+	}
+	want := map[string]string{"a.com": "100 " + outcome, "b.com": "100 ok", "c.com": "q"}
+	if got := tableRecords(t, c, s.k.hosts); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("records = %v, want %v", got, want)
+	}
+	if got := c.HGet(ctx, s.k.hosts+"#long", "a.com").Val(); got != "100 "+outcome {
+		t.Errorf("a.com in #long = %q, want its long record", got)
+	}
+}

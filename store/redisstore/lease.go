@@ -16,10 +16,12 @@ import (
 const maxBatch = 1000
 
 // op is one caller's part of a batched call of leaseack.lua: the probes
-// to keep, as (host, probe) pairs, and the acks of the leases whose members
-// are acks; or else (n > 0) a lease of n items for ttlMs.
+// to keep, as (host, probe) pairs, with their hosts' hashes packed in
+// hashes (appendHostHash), and the acks of the leases whose members are
+// acks; or else (n > 0) a lease of n items for ttlMs.
 type op struct {
 	probes []string
+	hashes []byte
 	acks   []string
 	n      int
 	ttlMs  int64
@@ -139,21 +141,26 @@ func planHot(ops []op) hotPlan {
 }
 
 // args is the script's ARGV for p: the call token, now, A, the members to
-// ack caller by caller, P, the (host, probe) pairs caller by caller, then
-// (count, ttl ms) pairs for the lease callers.
+// ack caller by caller, P, the probes' hashes packed in one argument, the
+// (host, probe) pairs caller by caller, then (count, ttl ms) pairs for the
+// lease callers.
 // A lease caller with the same TTL as the one before it adds its count to
 // that pair: the script then makes one deadline per pair, not per caller.
 // Items still come back in callers' order, which is how handLeases hands
 // them out.
 func (p hotPlan) args(token int64, now string) []any {
-	args := make([]any, 0, 4+p.nack+2*p.nprobe+2*len(p.leases))
+	args := make([]any, 0, 5+p.nack+2*p.nprobe+2*len(p.leases))
 	args = append(args, token, now, p.nack)
 	for _, i := range p.acks {
 		for _, m := range p.ops[i].acks {
 			args = append(args, m)
 		}
 	}
-	args = append(args, p.nprobe)
+	var xs []byte
+	for _, i := range p.acks {
+		xs = append(xs, p.ops[i].hashes...)
+	}
+	args = append(args, p.nprobe, xs)
 	for _, i := range p.acks {
 		for _, v := range p.ops[i].probes {
 			args = append(args, v)

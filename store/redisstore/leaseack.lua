@@ -10,8 +10,9 @@
 -- ARGV[1] call token, an integer rising with every call of this store
 -- ARGV[2] now, Unix ms, or "" to use the server's clock
 -- ARGV[3] A, how many leases to ack; ARGV[4] .. ARGV[3+A] their members
--- ARGV[4+A] P, how many probes to keep; then P pairs (host, "<unix s> <outcome>")
--- ARGV[5+A+2P], ...  pairs of (count, ttl ms), one pair per lease caller
+-- ARGV[4+A] P, how many probes to keep; ARGV[5+A] their hosts' hashes,
+-- packed (lh_unpacked); then P pairs (host, "<unix s> <outcome>")
+-- ARGV[6+A+2P], ...  pairs of (count, ttl ms), one pair per lease caller
 --
 -- Each probe becomes its host's record, "<unix s> <outcome>", replacing
 -- the one before (an item pushed by hand gets a record once probed). Probes
@@ -47,7 +48,7 @@ if prev then
     out[#out + 1] = tonumber(d)
   end
   local nack = tonumber(ARGV[3])
-  local first = 5 + nack + 2 * tonumber(ARGV[4 + nack])
+  local first = 6 + nack + 2 * tonumber(ARGV[4 + nack])
   local arg, left, deadline = first - 2, 0, 0
   local found = {} -- deadline -> lease ID -> item bytes
   for i = 1, count do
@@ -79,7 +80,7 @@ local out = {now}
 local acks = {}
 local nack = tonumber(ARGV[3])
 local nprobe = tonumber(ARGV[4 + nack])
-local first = 5 + nack + 2 * nprobe
+local first = 6 + nack + 2 * nprobe
 local total = 0
 for i = first, #ARGV, 2 do
   total = total + tonumber(ARGV[i])
@@ -100,8 +101,9 @@ end
 if nprobe > 0 then
   redis.call('HLEN', KEYS[5])
   local t = hosts_open(KEYS[5])
+  local xs = ARGV[5 + nack]
   for i = 1, nprobe do
-    rec_put(t, ARGV[3 + nack + 2 * i], ARGV[4 + nack + 2 * i])
+    rec_put(t, ARGV[4 + nack + 2 * i], ARGV[5 + nack + 2 * i], lh_unpacked(xs, i))
   end
   lh_save(t)
 end

@@ -26,14 +26,14 @@ func TestLeaseAck_MixedAcks(t *testing.T) {
 		redis.Z{Score: 7000, Member: a}, redis.Z{Score: 7000, Member: b}, redis.Z{Score: 9000, Member: other}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	probes := []any{"a.com", "1 ok", "gone.com", "1 timeout"}
+	probes := []any{appendHostHash(appendHostHash(nil, "a.com"), "gone.com"), "a.com", "1 ok", "gone.com", "1 timeout"}
 	ack := func(token int, members ...any) []any {
 		t.Helper()
 		args := append([]any{token, "1000", len(members)}, members...)
 		if token == 1 {
 			args = append(append(args, len(probes)/2), probes...)
 		} else {
-			args = append(args, 0)
+			args = append(args, 0, "")
 		}
 		v, err := leaseAckScript.Run(ctx, c, []string{k.pending, k.leases, k.leaseSeq, k.pending + ":replies:test", k.hostsMeta}, args...).Slice()
 		if err != nil {

@@ -32,8 +32,8 @@ func TestScripts_RetryIsAnsweredNotRerun(t *testing.T) {
 		}
 		return v
 	}
-	first := hot(1, 0, 0, 2, 60000, 1, 60000) // two callers: 2 items and 1
-	again := hot(1, 0, 0, 2, 60000, 1, 60000)
+	first := hot(1, 0, 0, "", 2, 60000, 1, 60000) // two callers: 2 items and 1
+	again := hot(1, 0, 0, "", 2, 60000, 1, 60000)
 	if diff := cmp.Diff(first, again); diff != "" {
 		t.Errorf("leaseack retried (-first +retry):\n%s", diff)
 	}
@@ -44,14 +44,14 @@ func TestScripts_RetryIsAnsweredNotRerun(t *testing.T) {
 		t.Errorf("ZCARD leases = %d after a retried lease, want 3", n)
 	}
 	m := first[1].(string)
-	ack := hot(2, 1, m, 1, "a.com", "1 ok")
+	ack := hot(2, 1, m, 1, appendHostHash(nil, "a.com"), "a.com", "1 ok")
 	if diff := cmp.Diff([]any{int64(1000), int64(1)}, ack); diff != "" {
 		t.Errorf("ack (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(ack, hot(2, 1, m, 1, "a.com", "1 ok")); diff != "" {
+	if diff := cmp.Diff(ack, hot(2, 1, m, 1, appendHostHash(nil, "a.com"), "a.com", "1 ok")); diff != "" {
 		t.Errorf("ack retried (-first +retry):\n%s", diff)
 	}
-	if diff := cmp.Diff([]any{int64(1000), int64(0)}, hot(3, 1, m, 0)); diff != "" {
+	if diff := cmp.Diff([]any{int64(1000), int64(0)}, hot(3, 1, m, 0, "")); diff != "" {
 		t.Errorf("second ack, new token (-want +got):\n%s", diff)
 	}
 

@@ -2,7 +2,8 @@
 -- (buckets.lua is put before this script: it defines the host table.)
 --
 -- KEYS[1] pending list   KEYS[2] meta of the host table ("<base>#meta")
--- ARGV[1] ts, Unix seconds   ARGV[2..] normalised hosts (at most 1,000)
+-- ARGV[1] ts, Unix seconds   ARGV[2] the hosts' hashes, packed (lh_unpacked)
+-- ARGV[3..] normalised hosts (at most 1,000)
 --
 -- Hosts without a record (and not repeated earlier in ARGV) get the record
 -- "q" (queued) and are pushed to pending, in order, as the item JSON of the
@@ -11,16 +12,12 @@
 redis.call('LLEN', KEYS[1]) -- a wrong type fails here, before any write
 local t = hosts_open(KEYS[2])
 local ts = ARGV[1]
-local fresh, items = {}, {}
-for i = 2, #ARGV do
+local items = {}
+local xs = ARGV[2]
+for i = 3, #ARGV do
   local h = ARGV[i]
-  if not fresh[h] then
-    local x = lh_hash(h)
-    if not rec_get(t, h, x) then
-      fresh[h] = true
-      rec_put(t, h, 'q', x)
-      items[#items + 1] = '{"host":"' .. h .. '","ts":' .. ts .. ',"attempt":0}'
-    end
+  if rec_add(t, h, 'q', lh_unpacked(xs, i - 2)) then
+    items[#items + 1] = '{"host":"' .. h .. '","ts":' .. ts .. ',"attempt":0}'
   end
 end
 for i = 1, #items, 1000 do
