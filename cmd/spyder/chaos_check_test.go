@@ -412,8 +412,12 @@ func (c *chaos) checkRepeats(first map[string]delivery, tal *chaosTally) {
 				why = c.window(b.made, append(slices.Clone(slow), "stop", "lease-lost")...)
 			}
 			if why == "" {
-				bad = append(bad, fmt.Sprintf("host %s in batch %s by %s at %v and again in %s by %s at %v%s%s",
-					h, a.id, a.probe, a.made.Format("15:04:05"), b.id, b.probe, b.made.Format("15:04:05"), c.writerLog(a, h), c.writerLog(b, h)))
+				logs := "" // what the writers logged, for the first few
+				if len(bad) < 5 {
+					logs = c.writerLog(a, h) + c.writerLog(b, h)
+				}
+				bad = append(bad, fmt.Sprintf("host %s in batch %s by %s at %v and again in %s by %s at %v%s",
+					h, a.id, a.probe, a.made.Format("15:04:05"), b.id, b.probe, b.made.Format("15:04:05"), logs))
 				why = "unexplained"
 			}
 			tal.hostRepeats[why]++
