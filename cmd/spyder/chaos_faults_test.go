@@ -122,6 +122,11 @@ func (c *chaos) supervise() {
 			switch {
 			case strings.Contains(last, "does not answer") && len(logLines(r.p.log(), "start")) == 0:
 				r.fate = "start-failed"
+			case strings.HasPrefix(last, "spyder: redis ") && strings.Contains(last, ": move the old spool from ") &&
+				c.window(r.end, "net-redis", "redis-restart", "redis-wipe", "") != "":
+				// Its setup, before any lease, lost its connection to a
+				// Redis fault (the proxy reset it, or Redis went down).
+				r.fate = "start-failed"
 			case c.filledUnder(s, r) && strings.HasPrefix(last, "spyder: ") && strings.Contains(last, "no space left on device"):
 				// It met the full disk just before the fault ended, and
 				// took a while to stop.
