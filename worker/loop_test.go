@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -333,3 +334,70 @@ func (l *lockedSink) WriteBatch(ctx context.Context, b *crawl.Batch) error {
 type writerFunc struct{ f func([]byte) }
 
 func (w *writerFunc) Write(p []byte) (int, error) { w.f(p); return len(p), nil }
+
+// TestLoop_RefusedWriteNamesItsHosts: when one output takes a batch and
+// the next refuses it (a full disk: /dev/full answers ENOSPC), the run
+// halts and hands the hosts back, though the first output holds their
+// result. Each such host is named in a write_refused line, so that its
+// second write (by the probe that gets it next) is accounted for.
+func TestLoop_RefusedWriteNamesItsHosts(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	out, closeOut, err := sink.OpenFile(path, sink.FormatBatch, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeOut()
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	refusing, err := sink.NewJSONSink(full, sink.FormatBatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newLoopFixture(t, crawltest.Options{Hosts: 20, Seed: 21}, 10, sink.Tee{out, refusing}, 5*time.Second)
+	if err := f.l.Run(t.Context()); !errors.Is(err, store.ErrWritesRefused) {
+		t.Fatalf("Loop.Run = %v, want the refused write\n%s", err, f.logs)
+	}
+	named := map[string]bool{}
+	for _, l := range logLines(f.logs.String(), "write_refused") {
+		named[l["host"].(string)] = true
+	}
+	written := mustHostsIn(t, path)
+	if len(written) == 0 {
+		t.Fatalf("the first output holds no host; logs:\n%s", f.logs)
+	}
+	for _, h := range written {
+		if !named[h] {
+			t.Errorf("%s is in the first output and was handed back, with no write_refused line naming it", h)
+		}
+	}
+	if st := f.stats(t); st.Pending != 10 || st.Processing != 0 || f.l.done.Load() != 0 {
+		t.Errorf("stats = %+v, done %d: want every host handed back, none acked", st, f.l.done.Load())
+	}
+}
+
+// mustHostsIn returns the probed hosts of the batches in the file at path.
+func mustHostsIn(tb testing.TB, path string) []string {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var hs []string
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var b crawl.Batch
+		if err := json.Unmarshal(line, &b); err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		for _, p := range b.Probes {
+			hs = append(hs, p.Host)
+		}
+	}
+	return hs
+}

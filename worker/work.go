@@ -54,7 +54,12 @@ func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- finished
 	case err != nil && writesRefused(err):
 		// Not the host's fault, and every other host would fail alike:
 		// stop the run rather than fail each host to dead. The lease
-		// stays tracked and is released.
+		// stays tracked and is released. The batch may have reached an
+		// output before another refused it (--out, then an --ingest
+		// spool on the same full disk), so the host's next probe may
+		// write it again: write_refused names it.
+		w.log.Warn("write_refused", "host", l.Item.Host, "err", err,
+			"note", "the run stops; the host is handed back and probed again (its output may already be written)")
 		w.halt(haltError{err})
 		return false
 	case err != nil:

@@ -122,6 +122,15 @@ func (c *chaos) supervise() {
 			switch {
 			case strings.Contains(last, "does not answer") && len(logLines(r.p.log(), "start")) == 0:
 				r.fate = "start-failed"
+			case strings.HasPrefix(last, "spyder: redis ") && strings.Contains(last, ": move the old spool from ") &&
+				c.window(r.end, "net-redis", "redis-restart", "redis-wipe", "") != "":
+				// Its setup, before any lease, lost its connection to a
+				// Redis fault (the proxy reset it, or Redis went down).
+				r.fate = "start-failed"
+			case c.filledUnder(s, r) && strings.HasPrefix(last, "spyder: ") && strings.Contains(last, "no space left on device"):
+				// It met the full disk just before the fault ended, and
+				// took a while to stop.
+				r.fate, r.killed = "halted", true
 			default:
 				r.fate = "exited"
 				r.killed = true // it may have died inside a write
@@ -134,6 +143,18 @@ func (c *chaos) supervise() {
 			c.launch(s)
 		}
 	}
+}
+
+// filledUnder reports whether a disk-full fault on slot s began while r
+// ran: r's exit on a full disk is that fault's doing, even when r stopped
+// only after the fault ended.
+func (c *chaos) filledUnder(s *chaosSlot, r *chaosRun) bool {
+	for _, e := range c.events {
+		if e.kind == "disk-full" && e.slot == s && e.begin.After(r.start) {
+			return true
+		}
+	}
+	return false
 }
 
 // kinds lists the faults this machine can inject.

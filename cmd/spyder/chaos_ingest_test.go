@@ -19,6 +19,9 @@ type delivery struct {
 	made  time.Time
 	got   time.Time
 	line  outLine
+	// outcomes is each probed host's page outcome, as the probe
+	// acknowledged it (crawl.ProbeOutcome.PageOutcome).
+	outcomes map[string]string
 }
 
 // chaosEndpoint is the ingest endpoint of the chaos soak: it keeps every
@@ -76,7 +79,11 @@ func (e *chaosEndpoint) handle(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not a batch", http.StatusBadRequest)
 		return
 	}
-	d := delivery{id: b.BatchID, probe: b.ProbeID, made: time.Unix(b.Timestamp, 0), got: time.Now(), line: batchKeys(&b)}
+	d := delivery{id: b.BatchID, probe: b.ProbeID, made: time.Unix(b.Timestamp, 0), got: time.Now(), line: batchKeys(&b),
+		outcomes: map[string]string{}}
+	for _, p := range b.Probes {
+		d.outcomes[p.Host] = p.PageOutcome()
+	}
 	e.mu.Lock()
 	e.got = append(e.got, d)
 	e.mu.Unlock()

@@ -169,7 +169,7 @@ func (r *runOut) noteFailures() {
 	if r.unacked == nil {
 		r.unacked, r.unmarked = map[string]bool{}, map[string]bool{}
 	}
-	for _, msg := range []string{"lease_lost", "ack_error", "host_failed", "fail_error", "item_dead", "write_retry"} {
+	for _, msg := range []string{"lease_lost", "ack_error", "host_failed", "fail_error", "item_dead", "write_retry", "write_refused"} {
 		for _, l := range logLines(r.p.log(), msg) {
 			h, ok := l["host"].(string)
 			if !ok {
