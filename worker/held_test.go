@@ -185,16 +185,27 @@ func TestLoop_OutageLongerThanLease(t *testing.T) {
 		func() bool { return len(logLines(f.logs.String(), "queue_held")) > 0 },
 		3*time.Second) // past every lease taken before the outage
 	t.Logf("finished %v after Redis came back", time.Since(back).Round(time.Millisecond))
-	for _, msg := range []string{"lease_lost", "lease_reclaimed", "ack_error"} {
+	for _, msg := range []string{"lease_reclaimed", "ack_error"} {
 		if n := len(logLines(f.logs.String(), msg)); n > 0 {
 			t.Errorf("%d %s lines, want 0\n%s", n, msg, f.logs)
 		}
 	}
+	// An ack Redis ran just before it stopped, whose reply was lost, is
+	// held and replayed, and the replay finds the lease gone: one
+	// lease_lost "during held ack" for a host that is nonetheless done
+	// and written once (checked below). Any other lost lease fails.
+	landed := 0
+	for _, l := range logLines(f.logs.String(), "lease_lost") {
+		if l["during"] != "held ack" {
+			t.Errorf("lease_lost %v: want none but held acks whose first try landed\n%s", l, f.logs)
+		}
+		landed++
+	}
 	if n := len(probedOnce(t, out.String())); n != hosts {
 		t.Errorf("%d hosts written, want %d", n, hosts)
 	}
-	if st := f.stats(t); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 || f.l.Done() != hosts {
-		t.Errorf("stats = %+v, done %d; want all %d acked", st, f.l.Done(), hosts)
+	if st := f.stats(t); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 || f.l.Done()+int64(landed) != hosts {
+		t.Errorf("stats = %+v, done %d (%d held acks had landed); want all %d acked", st, f.l.Done(), landed, hosts)
 	}
 }
 
