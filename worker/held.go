@@ -175,7 +175,7 @@ func (w *Loop) apply(ctx context.Context, e heldEntry) error {
 		}
 		w.m.LeaseLost.Inc()
 		w.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID, "during", "held ack",
-			"note", "the lease expired and was reclaimed while its ack was held; the result is written and the host is probed again (its output is deduplicated)")
+			"note", "the lease was not held when the held ack was replayed: it expired and was reclaimed (the host is probed again; its output is deduplicated), or the ack's first try reached Redis before it went away (the host is done)")
 	}
 	return nil
 }
