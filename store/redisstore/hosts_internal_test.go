@@ -43,13 +43,7 @@ func tableRecords(t *testing.T, c redis.UniversalClient, base string) map[string
 // encoding that keeps a record to a few dozen bytes.
 func TestHostTable_GrowsCompact(t *testing.T) {
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
-	defer c.Close()
-	s, err := Open(ctx, c, Options{Key: redistest.Prefix(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	c, s := openHostsTest(t)
 	const n = 30_000
 	hosts := make([]host.Name, n)
 	for i := range hosts {
@@ -169,13 +163,7 @@ return out`)
 // finds it there and neither queues it nor leaves a second record.
 func TestSeed_FindsShortHostInLong(t *testing.T) {
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
-	defer c.Close()
-	s, err := Open(ctx, c, Options{Key: redistest.Prefix(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	c, s := openHostsTest(t)
 	if _, err := s.Seed(ctx, []host.Name{"a.com", "b.com"}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,4 +187,18 @@ func TestSeed_FindsShortHostInLong(t *testing.T) {
 	if got := c.HGet(ctx, s.k.hosts+"#long", "a.com").Val(); got != "100 "+outcome {
 		t.Errorf("a.com in #long = %q, want its long record", got)
 	}
+}
+
+// openHostsTest opens a store under the test's own key on the shared
+// redis-server, with a client of its own; both close with the test.
+func openHostsTest(t *testing.T) (*redis.Client, *Store) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	t.Cleanup(func() { c.Close() })
+	s, err := Open(context.Background(), c, Options{Key: redistest.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return c, s
 }

@@ -64,15 +64,24 @@ func (s *Store) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]qu
 		if left <= 0 {
 			return nil, nil
 		}
-		t := time.NewTimer(min(backoff, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if backoff, err = pollPause(ctx, backoff, left); err != nil {
+			return nil, err
 		}
-		backoff = min(2*backoff, 100*time.Millisecond)
 	}
+}
+
+// pollPause waits d, or left if that is shorter, between two polls of an
+// empty queue, and returns the next wait: twice d, up to 100ms. It returns
+// ctx's error if ctx ends first.
+func pollPause(ctx context.Context, d, left time.Duration) (time.Duration, error) {
+	t := time.NewTimer(min(d, left))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return d, ctx.Err()
+	case <-t.C:
+	}
+	return min(2*d, 100*time.Millisecond), nil
 }
 
 //go:embed leaseack.lua

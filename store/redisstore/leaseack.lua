@@ -99,8 +99,7 @@ if total > 0 or nack > 0 then
   redis.call('ZCARD', KEYS[2])
 end
 if nprobe > 0 then
-  redis.call('HLEN', KEYS[5])
-  local t = hosts_open(KEYS[5])
+  local t = hosts_open(KEYS[5]) -- its reads fail on a wrong type, before any write
   local xs = ARGV[5 + nack]
   for i = 1, nprobe do
     rec_put(t, ARGV[4 + nack + 2 * i], ARGV[5 + nack + 2 * i], lh_unpacked(xs, i))

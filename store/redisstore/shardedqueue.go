@@ -67,14 +67,9 @@ func (s *Sharded) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]
 		if err != nil || len(ls) > 0 || left <= 0 {
 			return ls, err
 		}
-		t := time.NewTimer(min(backoff, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if backoff, err = pollPause(ctx, backoff, left); err != nil {
+			return nil, err
 		}
-		backoff = min(2*backoff, 100*time.Millisecond)
 	}
 }
 
