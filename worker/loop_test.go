@@ -379,25 +379,20 @@ func TestLoop_RefusedWriteNamesItsHosts(t *testing.T) {
 	}
 }
 
-// mustHostsIn returns the probed hosts of the batches in the file at path.
-func mustHostsIn(tb testing.TB, path string) []string {
-	tb.Helper()
+// mustHostsIn returns the probed hosts of the batches in the file at path,
+// failing the test if one is there twice (see probedOnce).
+func mustHostsIn(t *testing.T, path string) []string {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		tb.Fatal(err)
+		t.Fatal(err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
 	}
 	var hs []string
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var b crawl.Batch
-		if err := json.Unmarshal(line, &b); err != nil {
-			tb.Fatalf("%s: %v", path, err)
-		}
-		for _, p := range b.Probes {
-			hs = append(hs, p.Host)
-		}
+	for h := range probedOnce(t, string(data)) {
+		hs = append(hs, h)
 	}
 	return hs
 }

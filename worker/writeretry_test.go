@@ -1,9 +1,7 @@
 package worker
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,20 +57,18 @@ func TestLoop_WriteWaitsOutRedisRestart(t *testing.T) {
 	}
 }
 
-// domainNodes reads output in sink.FormatLines and returns the hosts of
-// its domain lines.
+// domainNodes decodes output in sink.FormatLines and returns the hosts of
+// its domain nodes.
 func domainNodes(t *testing.T, text string) map[string]bool {
 	t.Helper()
+	bs, err := sink.DecodeLines(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("output: %v", err)
+	}
 	got := map[string]bool{}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var line struct{ Kind, Host string }
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatalf("output line %q: %v", sc.Text(), err)
-		}
-		if line.Kind == "domain" {
-			got[line.Host] = true
+	for _, b := range bs {
+		for _, n := range b.NodesDomain {
+			got[n.Host] = true
 		}
 	}
 	return got
