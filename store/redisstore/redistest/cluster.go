@@ -40,8 +40,8 @@ var clusterArgs = []string{"--cluster-enabled", "yes", "--cluster-node-timeout",
 // redis-cli.
 func StartCluster(tb testing.TB, masters, replicas int) *Cluster {
 	tb.Helper()
-	requireBinary(tb)
-	requireCLI(tb)
+	requireTool(tb, "redis-server", "Redis")
+	requireTool(tb, "redis-cli", "Redis Cluster")
 	c, err := startCluster(func() (string, error) { return tb.TempDir(), nil }, masters, replicas)
 	if c != nil {
 		tb.Cleanup(c.Stop)
@@ -57,8 +57,8 @@ func StartCluster(tb testing.TB, masters, replicas int) *Cluster {
 // own key prefix with [Prefix], as with [Addr].
 func SharedCluster(tb testing.TB) *Cluster {
 	tb.Helper()
-	requireBinary(tb)
-	requireCLI(tb)
+	requireTool(tb, "redis-server", "Redis")
+	requireTool(tb, "redis-cli", "Redis Cluster")
 	sharedClusterOnce.Do(func() {
 		sharedCluster, sharedClusterErr = startCluster(func() (string, error) { return os.MkdirTemp("", "redistest-cluster-") }, 3, 0)
 	})
@@ -268,14 +268,3 @@ func (s *Server) PID() int {
 }
 
 func (s *Server) running() bool { return s.PID() != 0 }
-
-func requireCLI(tb testing.TB) {
-	tb.Helper()
-	if _, err := exec.LookPath("redis-cli"); err == nil {
-		return
-	}
-	if os.Getenv("CI") != "" || os.Getenv("SPYDER_REQUIRE_REDIS") != "" {
-		tb.Fatal("redistest: redis-cli not found in PATH (required: CI or SPYDER_REQUIRE_REDIS is set; `make test` installs it)")
-	}
-	tb.Skip("redistest: redis-cli not found in PATH; install it (make test does) to run Redis Cluster tests")
-}

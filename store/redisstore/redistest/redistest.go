@@ -61,7 +61,7 @@ func Addr(tb testing.TB) string {
 	if a := os.Getenv("SPYDER_TEST_REDIS_ADDR"); a != "" {
 		return a
 	}
-	requireBinary(tb)
+	requireTool(tb, "redis-server", "Redis")
 	sharedOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "redistest-")
 		if err != nil {
@@ -88,7 +88,7 @@ func Prefix(tb testing.TB) string {
 // (unless extra args say otherwise), stopped at the test's end.
 func Start(tb testing.TB, extraArgs ...string) *Server {
 	tb.Helper()
-	requireBinary(tb)
+	requireTool(tb, "redis-server", "Redis")
 	s := &Server{dir: tb.TempDir(), args: extraArgs}
 	if err := s.start(); err != nil {
 		tb.Fatalf("redistest: start redis-server: %v", err)
@@ -199,13 +199,16 @@ func freePort() (string, error) {
 	return p, nil
 }
 
-func requireBinary(tb testing.TB) {
+// requireTool skips the test (for a Redis or Redis Cluster test, what)
+// when name is not in PATH, or fails it where Redis is required (CI or
+// SPYDER_REQUIRE_REDIS is set).
+func requireTool(tb testing.TB, name, what string) {
 	tb.Helper()
-	if _, err := exec.LookPath("redis-server"); err == nil {
+	if _, err := exec.LookPath(name); err == nil {
 		return
 	}
 	if os.Getenv("CI") != "" || os.Getenv("SPYDER_REQUIRE_REDIS") != "" {
-		tb.Fatal("redistest: redis-server not found in PATH (required: CI or SPYDER_REQUIRE_REDIS is set; `make test` installs it)")
+		tb.Fatalf("redistest: %s not found in PATH (required: CI or SPYDER_REQUIRE_REDIS is set; `make test` installs it)", name)
 	}
-	tb.Skip("redistest: redis-server not found in PATH; install it (make test does) to run Redis tests")
+	tb.Skipf("redistest: %s not found in PATH; install it (make test does) to run %s tests", name, what)
 }
