@@ -44,7 +44,7 @@ local function lh_open(base, kind, load)
     base = base, kind = kind, long = base .. '#long', load = load,
     l = tonumber(m[1]) or 0, p = tonumber(m[2]) or 0, n = tonumber(m[3]) or 0, n0 = tonumber(m[3]) or 0,
     haslong = kind == 'hash' and redis.call('EXISTS', base .. '#long') == 1,
-    keys = {}, -- bucket number -> key, built once a call
+    keyf = string.gsub(base, '%%', '%%%%') .. '#%d', -- string.format of a bucket's key
   }
   t.size = 2 ^ t.l
   if t.haslong then
@@ -55,17 +55,14 @@ end
 
 -- lh_buckets is the number of buckets of t.
 local function lh_buckets(t)
-  return 2 ^ t.l + t.p
+  return t.size + t.p
 end
 
--- lh_bucket is the key of bucket i of t.
+-- lh_bucket is the key of bucket i of t: one string.format, where
+-- concatenating a formatted number would make two strings (most calls
+-- meet each bucket once, so keeping the keys of a call saved nothing).
 local function lh_bucket(t, i)
-  local k = t.keys[i]
-  if not k then
-    k = t.base .. '#' .. string.format('%d', i)
-    t.keys[i] = k
-  end
-  return k
+  return string.format(t.keyf, i)
 end
 
 -- lh_key is the key of the bucket a member with hash x lives in.

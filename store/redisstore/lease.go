@@ -87,7 +87,15 @@ func pollPause(ctx context.Context, d, left time.Duration) (time.Duration, error
 //go:embed leaseack.lua
 var leaseAckLua string
 
-var leaseAckScript = redis.NewScript(preludeLua + bucketsLua + leaseAckLua)
+// leaseAckScript is leaseack.lua with the host table's helpers, for the
+// calls that keep probes; leaseAckBareScript is the same script without
+// them, for the calls that keep none (most lease calls). Defining the
+// helpers makes a closure each, every call: about as much of the server's
+// time as a small call's own work.
+var (
+	leaseAckScript     = redis.NewScript(preludeLua + bucketsLua + leaseAckLua)
+	leaseAckBareScript = redis.NewScript(preludeLua + leaseAckLua)
+)
 
 // hotBatch runs one leaseack.lua call for several callers of AckAll and Lease,
 // sends leased items that do not decode to dead, and hands each caller its
@@ -95,7 +103,11 @@ var leaseAckScript = redis.NewScript(preludeLua + bucketsLua + leaseAckLua)
 func (s *Store) hotBatch(ctx context.Context, ops []op) ([]opRes, error) {
 	p := planHot(ops)
 	keys := []string{s.k.pending, s.k.leases, s.k.leaseSeq, s.replies, s.k.hostsMeta}
-	v, err := s.run(ctx, "lease/ack", leaseAckScript, keys, p.args(s.hotSeq.Add(1), s.nowArg())...)
+	sc := leaseAckBareScript
+	if p.nprobe > 0 {
+		sc = leaseAckScript
+	}
+	v, err := s.run(ctx, "lease/ack", sc, keys, p.args(s.hotSeq.Add(1), s.nowArg())...)
 	if err != nil {
 		return nil, err
 	}

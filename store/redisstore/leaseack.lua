@@ -1,8 +1,9 @@
 -- leaseack.lua: the workers' hot path in one call: keep the last probes of
--- (prelude.lua and buckets.lua are put before this script: they define
--- clock, counter_ok and the host table.)
 -- the hosts some callers finished and ack their leases, then lease up to N
 -- of the oldest pending items for others.
+-- (prelude.lua is put before this script: it defines clock and counter_ok;
+-- so is buckets.lua, which defines the host table, for the calls that keep
+-- probes.)
 --
 -- KEYS[1] pending list   KEYS[2] leases zset   KEYS[3] lease ID counter
 -- KEYS[4] this store's replies hash (see below)
