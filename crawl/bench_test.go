@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func BenchmarkCrawl(b *testing.B) {
 	hosts := envInt(b, "SPYDER_BENCH_HOSTS", 10_000)
 	workers := envInt(b, "SPYDER_BENCH_WORKERS", crawl.DefaultWorkers)
 	timeout := envDuration(b, "SPYDER_BENCH_TIMEOUT", crawl.DefaultHostTimeout)
+	ramp := envDuration(b, "SPYDER_BENCH_RAMP", 0)
 	opts := benchWorld(b, hosts)
 	var w target
 	if os.Getenv("SPYDER_BENCH_WORLD") == "process" {
@@ -64,24 +66,12 @@ func BenchmarkCrawl(b *testing.B) {
 	runtime.GC()
 	worldRSS := procStatusMiB(b, "VmRSS")
 	cpu0 := cpuTime(b)
-	if path := os.Getenv("SPYDER_BENCH_HEAPPROFILE"); path != "" {
-		// A heap profile mid-crawl, when the most probes are in flight.
-		t := time.AfterFunc(10*time.Second, func() {
-			f, err := os.Create(path)
-			if err != nil {
-				b.Errorf("heap profile: %v", err)
-				return
-			}
-			defer f.Close()
-			pprof.WriteHeapProfile(f)
-		})
-		defer t.Stop()
-	}
 	var elapsed time.Duration
-	peaks := sampleMemory()
+	var inFlight atomic.Int64
+	peaks := sampleMemory(b, &inFlight, os.Getenv("SPYDER_BENCH_HEAPPROFILE"))
 	timeouts := 0
 	for b.Loop() {
-		run := crawlTarget(b, w, crawlOptions{workers: workers, rate: 1, burst: 3, mod: func(c *crawl.Config) {
+		run := crawlTarget(b, w, crawlOptions{workers: workers, rate: 1, burst: 3, inFlight: &inFlight, ramp: ramp, mod: func(c *crawl.Config) {
 			c.HostTimeout = timeout
 			// Latencies above the defaults stretch the steps' timeouts
 			// by as much, so that they still cut only what they cut at
@@ -98,7 +88,7 @@ func BenchmarkCrawl(b *testing.B) {
 			}
 		}
 	}
-	peaks.stop(b)
+	peaks.stop(b, worldRSS)
 	probed := float64(len(w.Seeds) * b.N)
 	b.ReportMetric(probed/elapsed.Seconds(), "hosts/s")
 	// CPU per host: what the 2-core ceiling is, whatever else the machine
@@ -107,19 +97,25 @@ func BenchmarkCrawl(b *testing.B) {
 	peak := procStatusMiB(b, "VmHWM")
 	b.ReportMetric(peak, "peak-RSS-MiB")
 	b.ReportMetric(worldRSS, "start-RSS-MiB")
-	b.ReportMetric((peak-worldRSS)*1024/float64(workers), "KiB/in-flight")
 	b.ReportMetric(100*float64(timeouts)/probed, "timeout-%")
 }
 
-// memPeaks samples the runtime's heap objects and goroutine stacks while
-// a benchmark runs, to tell where its peak RSS went.
+// memPeaks samples the process's RSS, the runtime's heap objects and
+// goroutine stacks and the probes in flight while a benchmark runs, to
+// tell where its peak RSS went and over how many probes.
 type memPeaks struct {
 	done        chan struct{}
 	wg          sync.WaitGroup
 	heap, stack uint64
+	rss         float64 // MiB, the highest sample
+	atRSS       int64   // probes in flight at that sample
+	maxInFlight int64
 }
 
-func sampleMemory() *memPeaks {
+// sampleMemory samples every 20 ms until stop. inFlight counts the workers
+// holding a probe. With heapProfile set it writes a heap profile there at
+// the peak: again each time RSS passes the last profiled RSS by 2%.
+func sampleMemory(tb testing.TB, inFlight *atomic.Int64, heapProfile string) *memPeaks {
 	m := &memPeaks{done: make(chan struct{})}
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
 	m.wg.Add(1)
@@ -127,9 +123,19 @@ func sampleMemory() *memPeaks {
 		defer m.wg.Done()
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
+		profiled := 0.0
 		for {
 			metrics.Read(s)
 			m.heap, m.stack = max(m.heap, s[0].Value.Uint64()), max(m.stack, s[1].Value.Uint64())
+			n := inFlight.Load()
+			m.maxInFlight = max(m.maxInFlight, n)
+			if rss := procStatusMiB(tb, "VmRSS"); rss > m.rss {
+				m.rss, m.atRSS = rss, n
+				if heapProfile != "" && rss > profiled*1.02 {
+					profiled = rss
+					writeHeapProfile(tb, heapProfile)
+				}
+			}
 			select {
 			case <-m.done:
 				return
@@ -140,10 +146,27 @@ func sampleMemory() *memPeaks {
 	return m
 }
 
-// stop ends the sampling and reports the peaks.
-func (m *memPeaks) stop(b *testing.B) {
+func writeHeapProfile(tb testing.TB, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Errorf("heap profile: %v", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		tb.Errorf("heap profile: %v", err)
+	}
+}
+
+// stop ends the sampling and reports the peaks: the RSS the crawl added
+// over startRSS (MiB) per probe in flight at that moment, the probes in
+// flight then and at most, the heap objects and stacks.
+func (m *memPeaks) stop(b *testing.B, startRSS float64) {
 	close(m.done)
 	m.wg.Wait()
+	b.ReportMetric((m.rss-startRSS)*1024/float64(max(m.atRSS, 1)), "KiB/in-flight")
+	b.ReportMetric(float64(m.atRSS), "in-flight-at-peak")
+	b.ReportMetric(float64(m.maxInFlight), "max-in-flight")
 	b.ReportMetric(float64(m.heap)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(m.stack)/(1<<20), "peak-stacks-MiB")
 }
