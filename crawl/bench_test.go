@@ -107,8 +107,9 @@ type memPeaks struct {
 	done        chan struct{}
 	wg          sync.WaitGroup
 	heap, stack uint64
+	goroutines  uint64
 	rss         float64 // MiB, the highest sample
-	atRSS       int64   // probes in flight at that sample
+	atRSS       int64   // the most probes in flight up to that sample
 	maxInFlight int64
 }
 
@@ -117,7 +118,11 @@ type memPeaks struct {
 // the peak: again each time RSS passes the last profiled RSS by 2%.
 func sampleMemory(tb testing.TB, inFlight *atomic.Int64, heapProfile string) *memPeaks {
 	m := &memPeaks{done: make(chan struct{})}
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"},
+		{Name: "/sched/goroutines:goroutines"}}
+	if heapProfile != "" {
+		runtime.MemProfileRate = 16 << 10 // fine enough to split a few KiB a probe
+	}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -127,10 +132,14 @@ func sampleMemory(tb testing.TB, inFlight *atomic.Int64, heapProfile string) *me
 		for {
 			metrics.Read(s)
 			m.heap, m.stack = max(m.heap, s[0].Value.Uint64()), max(m.stack, s[1].Value.Uint64())
+			m.goroutines = max(m.goroutines, s[2].Value.Uint64())
 			n := inFlight.Load()
 			m.maxInFlight = max(m.maxInFlight, n)
 			if rss := procStatusMiB(tb, "VmRSS"); rss > m.rss {
-				m.rss, m.atRSS = rss, n
+				// RSS hardly falls, so a later sample may top the peak
+				// with fewer probes in flight: the memory is that of the
+				// most in flight so far.
+				m.rss, m.atRSS = rss, m.maxInFlight
 				if heapProfile != "" && rss > profiled*1.02 {
 					profiled = rss
 					writeHeapProfile(tb, heapProfile)
@@ -159,16 +168,18 @@ func writeHeapProfile(tb testing.TB, path string) {
 }
 
 // stop ends the sampling and reports the peaks: the RSS the crawl added
-// over startRSS (MiB) per probe in flight at that moment, the probes in
-// flight then and at most, the heap objects and stacks.
+// over startRSS (MiB) per probe in flight (the most in flight up to the
+// RSS peak, reported as in-flight), the most in flight at any time, the
+// heap objects and stacks.
 func (m *memPeaks) stop(b *testing.B, startRSS float64) {
 	close(m.done)
 	m.wg.Wait()
 	b.ReportMetric((m.rss-startRSS)*1024/float64(max(m.atRSS, 1)), "KiB/in-flight")
-	b.ReportMetric(float64(m.atRSS), "in-flight-at-peak")
+	b.ReportMetric(float64(m.atRSS), "in-flight")
 	b.ReportMetric(float64(m.maxInFlight), "max-in-flight")
 	b.ReportMetric(float64(m.heap)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(m.stack)/(1<<20), "peak-stacks-MiB")
+	b.ReportMetric(float64(m.goroutines), "peak-goroutines")
 }
 
 // The benchmark world's latencies unless SPYDER_BENCH_DNS_LATENCY or

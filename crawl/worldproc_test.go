@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,6 +40,7 @@ func TestWorldProcess(t *testing.T) {
 	if err != nil {
 		t.Skip("helper process of BenchmarkCrawl (SPYDER_BENCH_WORLD=process)")
 	}
+	raiseFileLimit()
 	w := crawltest.Start(t, benchWorld(t, n))
 	if err := w.Warm(); err != nil {
 		t.Fatal(err)
@@ -52,8 +55,12 @@ func TestWorldProcess(t *testing.T) {
 	go func() {
 		for {
 			c, err := ln.Accept()
-			if err != nil {
+			if errors.Is(err, net.ErrClosed) {
 				return
+			}
+			if err != nil { // out of descriptors, say: the next accept may do
+				time.Sleep(10 * time.Millisecond)
+				continue
 			}
 			wg.Add(1)
 			go func() {
@@ -64,6 +71,23 @@ func TestWorldProcess(t *testing.T) {
 	}()
 	json.NewEncoder(os.Stdout).Encode(worldInfo{Resolver: w.Resolver, Forward: ln.Addr().String(), Seeds: w.Seeds})
 	io.Copy(io.Discard, os.Stdin)
+}
+
+// raiseFileLimit lifts the limit on open files as far as the process may:
+// every probe in flight holds three descriptors here (the forwarded
+// connection, the world's side of it and its server's), and connections
+// closed by one side linger a while, so 4,096 workers need more than the
+// 20,000 a machine may allow by default.
+func raiseFileLimit() {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
+		return
+	}
+	want := syscall.Rlimit{Cur: max(lim.Max, 1<<17), Max: max(lim.Max, 1<<17)}
+	if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want) != nil {
+		lim.Cur = lim.Max // not privileged: up to the hard limit
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
 }
 
 func forward(w *crawltest.World, c net.Conn) {
