@@ -91,20 +91,20 @@ func (cs conns) closeAll() {
 
 // connect dials addrs in turn (the next one only when a connect fails) and,
 // for https, completes a TLS handshake with SNI host without verifying the
-// certificate: the caller verifies it, so that a bad certificate is recorded
+// certificate: onCert, unless nil, gets the connection's state to verify
+// and record it (see handshake), so that a bad certificate is recorded
 // rather than lost.
-func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []netip.Addr) (*httpConn, *tls.ConnectionState, error) {
+func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []netip.Addr, onCert func(*tls.ConnectionState)) (*httpConn, error) {
 	cctx, cancel := context.WithTimeout(ctx, p.c.cfg.ConnectTimeout)
 	defer cancel()
 	nc, ip, err := p.dialFirst(cctx, port, addrs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	raw := nc
-	var state *tls.ConnectionState
 	if scheme == "https" {
-		if nc, state, err = handshake(cctx, nc, host); err != nil {
-			return nil, nil, err
+		if nc, err = handshake(cctx, nc, host, onCert); err != nil {
+			return nil, err
 		}
 	}
 	// No deadline yet: each request sets its own (see probe.do) before
@@ -114,7 +114,7 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(nc)
 	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, raw: raw, br: br, stop: stop, usable: true}
-	return hc, state, nil
+	return hc, nil
 }
 
 // dialFirst connects to the first of addrs on port that accepts, trying the
@@ -161,6 +161,5 @@ func (p *probe) reconnect(ctx context.Context, scheme, host, port string, own []
 			return nil, &stepError{StatusPrivateAddress, fmt.Errorf("%s: %w", host, errNoAddress)}
 		}
 	}
-	hc, _, err := p.connect(ctx, scheme, host, port, addrs)
-	return hc, err
+	return p.connect(ctx, scheme, host, port, addrs, nil)
 }
