@@ -31,6 +31,7 @@ type worldInfo struct {
 	Resolver string
 	Forward  string
 	Seeds    []string
+	CA       []byte // the world's CA certificate, DER
 }
 
 // TestWorldProcess is the child: it runs only with SPYDER_WORLD_PROCESS set
@@ -69,7 +70,7 @@ func TestWorldProcess(t *testing.T) {
 			}()
 		}
 	}()
-	json.NewEncoder(os.Stdout).Encode(worldInfo{Resolver: w.Resolver, Forward: ln.Addr().String(), Seeds: w.Seeds})
+	json.NewEncoder(os.Stdout).Encode(worldInfo{Resolver: w.Resolver, Forward: ln.Addr().String(), Seeds: w.Seeds, CA: w.CA.Raw})
 	io.Copy(io.Discard, os.Stdin)
 }
 
@@ -184,6 +185,14 @@ func (p *worldProcess) dial(ctx context.Context, network, addr string) (net.Conn
 	return c, nil
 }
 
-// noRoots is an empty pool: the child's test CA cannot be exported, so
-// certificates do not verify in a world-process benchmark.
-var noRoots = x509.NewCertPool()
+// roots is a pool of the child's CA, so that certificates verify as they
+// do in a real crawl.
+func (p *worldProcess) roots(tb testing.TB) *x509.CertPool {
+	ca, err := x509.ParseCertificate(p.info.CA)
+	if err != nil {
+		tb.Fatalf("world process: CA: %v", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return pool
+}
