@@ -18,9 +18,10 @@ import (
 type httpConn struct {
 	scheme, host string
 	ip           netip.Addr
-	nc           net.Conn // TLS for https
-	raw          net.Conn // the TCP connection under nc
-	br           *bufio.Reader
+	nc           net.Conn      // TLS for https
+	raw          net.Conn      // the TCP connection under nc
+	br           *bufio.Reader // nil between responses (see reader)
+	first        firstByte     // the source of br for https
 	stop         func() bool
 	usable       bool
 }
@@ -42,15 +43,59 @@ func (hc *httpConn) done(resp *http.Response) {
 	resp.Body.Close()
 	if !(err == io.EOF && n < drainMax) || resp.Close {
 		hc.close()
+	} else if hc.br.Buffered() == 0 {
+		hc.free() // no reader held while the connection waits for the next request
 	}
+}
+
+// reader gives hc a response reader, unless it holds one still: for
+// https, only once the response's first byte has come, so that a probe
+// waiting on its server holds no reader. The TLS connection keeps the rest
+// of the record it decrypted, so reading one byte first costs no system
+// call. Its error is that of reading the first byte, as
+// http.ReadResponse would have returned it.
+func (hc *httpConn) reader() error {
+	if hc.br != nil {
+		return nil
+	}
+	src := io.Reader(hc.nc)
+	if hc.scheme == "https" {
+		n, err := hc.nc.Read(hc.first.b[:])
+		if n == 0 {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		hc.first.has, hc.first.r = true, hc.nc
+		src = &hc.first
+	}
+	hc.br = readers.Get().(*bufio.Reader)
+	hc.br.Reset(src)
+	return nil
+}
+
+// firstByte reads a byte already read from r, then from r.
+type firstByte struct {
+	b   [1]byte
+	has bool
+	r   io.Reader
+}
+
+func (f *firstByte) Read(p []byte) (int, error) {
+	if f.has && len(p) > 0 {
+		p[0], f.has = f.b[0], false
+		return 1, nil
+	}
+	return f.r.Read(p)
 }
 
 // readerSize is the size of a connection's response reader. The reader
 // sits on the TLS connection, which keeps the record it decrypted, so a
 // small one costs copies, not system calls; a header line longer than it
 // is still read whole, and a body read of at least its size bypasses it.
-// It is held while the connection is open: at thousands of probes in
-// flight every KiB of it is a KiB of memory per probe.
+// It is held while a response is read: at thousands of probes in flight
+// every KiB of it is a KiB of memory per probe.
 const readerSize = 1024
 
 // readers holds the connections' response readers between connections,
@@ -58,8 +103,9 @@ const readerSize = 1024
 // each.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readerSize) }}
 
-// free gives hc's reader back to readers. hc must be closed or never used
-// again: nothing reads from it after free.
+// free gives hc's reader back to readers, when it has one. Its unread
+// bytes are lost: hc must be closed, never read again, or its reader
+// empty.
 func (hc *httpConn) free() {
 	if hc.br != nil {
 		hc.br.Reset(nil)
@@ -91,30 +137,28 @@ func (cs conns) closeAll() {
 
 // connect dials addrs in turn (the next one only when a connect fails) and,
 // for https, completes a TLS handshake with SNI host without verifying the
-// certificate: the caller verifies it, so that a bad certificate is recorded
+// certificate: onCert, unless nil, gets the connection's state to verify
+// and record it (see handshake), so that a bad certificate is recorded
 // rather than lost.
-func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []netip.Addr) (*httpConn, *tls.ConnectionState, error) {
+func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []netip.Addr, onCert func(*tls.ConnectionState)) (*httpConn, error) {
 	cctx, cancel := context.WithTimeout(ctx, p.c.cfg.ConnectTimeout)
 	defer cancel()
 	nc, ip, err := p.dialFirst(cctx, port, addrs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	raw := nc
-	var state *tls.ConnectionState
 	if scheme == "https" {
-		if nc, state, err = handshake(cctx, nc, host); err != nil {
-			return nil, nil, err
+		if nc, err = handshake(cctx, nc, host, onCert); err != nil {
+			return nil, err
 		}
 	}
 	// No deadline yet: each request sets its own (see probe.do) before
 	// any I/O. Cancellation of ctx (not only its deadline) interrupts any
 	// I/O.
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(nc)
-	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, raw: raw, br: br, stop: stop, usable: true}
-	return hc, state, nil
+	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, raw: raw, stop: stop, usable: true}
+	return hc, nil
 }
 
 // dialFirst connects to the first of addrs on port that accepts, trying the
@@ -161,6 +205,5 @@ func (p *probe) reconnect(ctx context.Context, scheme, host, port string, own []
 			return nil, &stepError{StatusPrivateAddress, fmt.Errorf("%s: %w", host, errNoAddress)}
 		}
 	}
-	hc, _, err := p.connect(ctx, scheme, host, port, addrs)
-	return hc, err
+	return p.connect(ctx, scheme, host, port, addrs, nil)
 }

@@ -102,7 +102,7 @@ type probe struct {
 	c     *Crawler
 	res   *Result
 	host  string
-	steps map[string]StepOutcome
+	steps [len(stepOrder)]StepOutcome // by stepOrder; Step is "" until recorded
 	now   int64
 
 	edges      []Edge
@@ -115,17 +115,15 @@ type probe struct {
 // set records how step ended; the first record of a step stands, so a
 // later, vaguer reason (a timeout, "step not reached") never overwrites it.
 func (p *probe) set(step, status, detail string) {
-	if p.steps == nil {
-		p.steps = make(map[string]StepOutcome)
-	}
-	if _, done := p.steps[step]; done {
+	i := slices.Index(stepOrder[:], step)
+	if p.steps[i].Step != "" {
 		return
 	}
-	p.steps[step] = StepOutcome{Step: step, Status: status, Detail: detail}
+	p.steps[i] = StepOutcome{Step: step, Status: status, Detail: detail}
 }
 
 // stepOrder is the order of the steps in a probe and in its outcome.
-var stepOrder = []string{StepDNS, StepTLS, StepRobots, StepPage}
+var stepOrder = [...]string{StepDNS, StepTLS, StepRobots, StepPage}
 
 // setRest gives every step not yet recorded the same status: the reason it
 // did not run.
@@ -180,9 +178,7 @@ func (p *probe) setDNS(ans *dnsAnswer) {
 	p.set(StepDNS, ans.status, ans.detail)
 	for _, c := range ans.resolvers {
 		if c.failed() {
-			s := p.steps[StepDNS]
-			s.Resolvers = ans.resolvers
-			p.steps[StepDNS] = s
+			p.steps[0].Resolvers = ans.resolvers // StepDNS
 			return
 		}
 	}
@@ -241,9 +237,7 @@ func (p *probe) finish() {
 	p.setRest(StatusError, "step not reached")
 	now := p.c.cfg.Now().Unix()
 	r := p.res
-	for _, s := range stepOrder {
-		r.Outcome.Steps = append(r.Outcome.Steps, p.steps[s])
-	}
+	r.Outcome.Steps = append(r.Outcome.Steps, p.steps[:]...)
 	r.Outcome.Host = r.Host
 	seenDomain := make(map[string]bool)
 	for _, d := range p.domains {

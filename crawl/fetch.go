@@ -35,14 +35,13 @@ func (p *probe) fetch(ctx context.Context, addrs []netip.Addr) {
 	open := conns{}
 	defer open.closeAll()
 
-	hc, cs, err := p.connect(ctx, "https", p.host, "443", addrs)
+	hc, err := p.connect(ctx, "https", p.host, "443", addrs, p.recordCert)
 	if err != nil {
 		status, detail := classify(ctx, err, StatusConnectError)
 		p.setRest(status, detail)
 		return
 	}
 	open.put("https://"+p.host+":443", hc)
-	p.recordCert(cs)
 
 	rules, status, detail, err := p.robotsFor(ctx, open, hc, addrs)
 	p.set(StepRobots, status, detail)

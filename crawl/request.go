@@ -40,7 +40,11 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 		hc.close()
 		return nil, fmt.Errorf("write request: %w", err)
 	}
-	resp, err := http.ReadResponse(hc.br, req)
+	err := hc.reader()
+	var resp *http.Response
+	if err == nil {
+		resp, err = http.ReadResponse(hc.br, req)
+	}
 	if err != nil {
 		hc.close()
 		return nil, fmt.Errorf("read response: %w", err)

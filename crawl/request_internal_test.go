@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -76,5 +77,56 @@ func TestReader_LongHeaderAndBody(t *testing.T) {
 	got, err := io.ReadAll(r.Body)
 	if err != nil || string(got) != body {
 		t.Errorf("body: %d bytes, err %v; want %d bytes", len(got), err, len(body))
+	}
+}
+
+// TestConn_NoReaderBetweenResponses checks that a kept-alive https
+// connection gives its response reader back once a response is done and
+// takes one again only when the next response comes, losing none of its
+// bytes; and that a reader still holding bytes of the connection (a
+// second response sent early) is kept, so they are read in turn.
+func TestConn_NoReaderBetweenResponses(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	defer server.Close()
+	hc := &httpConn{scheme: "https", host: "example.com", nc: client, raw: client, stop: func() bool { return true }, usable: true}
+	respond := func(bodies ...string) {
+		var b strings.Builder
+		for _, body := range bodies {
+			b.WriteString("HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+		}
+		go server.Write([]byte(b.String()))
+	}
+	read := func(want string) {
+		t.Helper()
+		if err := hc.reader(); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(hc.br, &http.Request{Method: http.MethodGet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		if err != nil || string(got) != want {
+			t.Fatalf("body %q, err %v; want %q", got, err, want)
+		}
+		hc.done(resp)
+		if !hc.usable {
+			t.Fatal("connection closed after a whole response")
+		}
+	}
+	respond("first")
+	read("first")
+	if hc.br != nil {
+		t.Fatal("reader held after the response was read whole")
+	}
+	respond("second", "third") // both in one write: the reader keeps the third
+	read("second")
+	if hc.br == nil {
+		t.Fatal("reader given back while it held the next response")
+	}
+	read("third")
+	if hc.br != nil {
+		t.Fatal("reader held after the last response")
 	}
 }

@@ -10,11 +10,13 @@ import (
 )
 
 // handshake completes a TLS handshake over nc with SNI host, within cctx
-// (the connect timeout), and returns the TLS connection and its state. The
-// certificate is not verified here but by recordCert, so that a bad one is
-// recorded rather than lost. On failure nc is closed and the error is a
-// timeout if cctx ended or the handshake timed out, else a TLS error.
-func handshake(cctx context.Context, nc net.Conn, host string) (net.Conn, *tls.ConnectionState, error) {
+// (the connect timeout), and returns the TLS connection. After a handshake
+// that succeeds it passes the connection's state to onCert, unless nil.
+// The certificate is not verified by the handshake but by onCert
+// (recordCert), so that a bad one is recorded rather than lost. On failure
+// nc is closed and the error is a timeout if cctx ended or the handshake
+// timed out, else a TLS error.
+func handshake(cctx context.Context, nc net.Conn, host string, onCert func(*tls.ConnectionState)) (net.Conn, error) {
 	tc := tls.Client(nc, &tls.Config{
 		ServerName:         host,
 		InsecureSkipVerify: true, // verified by recordCert, so bad certificates are recorded
@@ -24,22 +26,30 @@ func handshake(cctx context.Context, nc net.Conn, host string) (net.Conn, *tls.C
 		// X25519 exchange on both sides, for pages that are public.
 		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256},
 	})
-	// The handshake runs on a goroutine of its own: it is the deepest
-	// call chain of a probe (key exchange, certificate parsing, the
-	// signature check), and the stack it grows is freed when it ends
+	// The handshake and onCert run on a goroutine of their own: they are
+	// the deepest call chains of a probe (key exchange, certificate
+	// parsing, the signature checks of the handshake and of the chain's
+	// verification), and the stack they grow is freed when they end
 	// rather than kept by the probe's goroutine while it waits on the
-	// network.
+	// network. The probe's goroutine waits for them, so onCert may write
+	// to the probe.
 	done := make(chan error, 1)
-	go func() { done <- tc.HandshakeContext(cctx) }()
+	go func() {
+		err := tc.HandshakeContext(cctx)
+		if err == nil && onCert != nil {
+			cs := tc.ConnectionState()
+			onCert(&cs)
+		}
+		done <- err
+	}()
 	if err := <-done; err != nil {
 		nc.Close()
 		if cctx.Err() != nil || isTimeout(err) {
-			return nil, nil, &stepError{StatusTimeout, fmt.Errorf("tls handshake: %w", err)}
+			return nil, &stepError{StatusTimeout, fmt.Errorf("tls handshake: %w", err)}
 		}
-		return nil, nil, &stepError{StatusTLSError, err}
+		return nil, &stepError{StatusTLSError, err}
 	}
-	cs := tc.ConnectionState()
-	return tc, &cs, nil
+	return tc, nil
 }
 
 // recordCert records the leaf certificate of the host's first TLS

@@ -95,6 +95,11 @@ type crawlOptions struct {
 	burst   int
 	keep    bool // keep output, results and dialed addresses for checks
 	mod     func(*crawl.Config)
+	// inFlight, if set, counts the workers holding a probe.
+	inFlight *atomic.Int64
+	// ramp spreads the workers' starts evenly over its length, so
+	// that they do not all connect and handshake at once.
+	ramp time.Duration
 }
 
 // crawlWorld probes every seed of w with o.workers goroutines, through a
@@ -154,14 +159,21 @@ func crawlTarget(tb testing.TB, w target, o crawlOptions) *crawlRun {
 	hosts := make(chan string)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range workers {
+	for i := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			time.Sleep(o.ramp * time.Duration(i) / time.Duration(workers))
 			for h := range hosts {
+				if o.inFlight != nil {
+					o.inFlight.Add(1)
+				}
 				t0 := time.Now()
 				r := c.Probe(ctx, h)
 				t1 := time.Now()
+				if o.inFlight != nil {
+					o.inFlight.Add(-1)
+				}
 				if err := b.Add(ctx, r); err != nil {
 					tb.Errorf("Add(%s): %v", h, err)
 				}

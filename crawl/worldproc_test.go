@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +31,7 @@ type worldInfo struct {
 	Resolver string
 	Forward  string
 	Seeds    []string
+	CA       []byte // the world's CA certificate, DER
 }
 
 // TestWorldProcess is the child: it runs only with SPYDER_WORLD_PROCESS set
@@ -38,6 +41,7 @@ func TestWorldProcess(t *testing.T) {
 	if err != nil {
 		t.Skip("helper process of BenchmarkCrawl (SPYDER_BENCH_WORLD=process)")
 	}
+	raiseFileLimit()
 	w := crawltest.Start(t, benchWorld(t, n))
 	if err := w.Warm(); err != nil {
 		t.Fatal(err)
@@ -52,8 +56,12 @@ func TestWorldProcess(t *testing.T) {
 	go func() {
 		for {
 			c, err := ln.Accept()
-			if err != nil {
+			if errors.Is(err, net.ErrClosed) {
 				return
+			}
+			if err != nil { // out of descriptors, say: the next accept may do
+				time.Sleep(10 * time.Millisecond)
+				continue
 			}
 			wg.Add(1)
 			go func() {
@@ -62,8 +70,25 @@ func TestWorldProcess(t *testing.T) {
 			}()
 		}
 	}()
-	json.NewEncoder(os.Stdout).Encode(worldInfo{Resolver: w.Resolver, Forward: ln.Addr().String(), Seeds: w.Seeds})
+	json.NewEncoder(os.Stdout).Encode(worldInfo{Resolver: w.Resolver, Forward: ln.Addr().String(), Seeds: w.Seeds, CA: w.CA.Raw})
 	io.Copy(io.Discard, os.Stdin)
+}
+
+// raiseFileLimit lifts the limit on open files as far as the process may:
+// every probe in flight holds three descriptors here (the forwarded
+// connection, the world's side of it and its server's), and connections
+// closed by one side linger a while, so 4,096 workers need more than the
+// 20,000 a machine may allow by default.
+func raiseFileLimit() {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
+		return
+	}
+	want := syscall.Rlimit{Cur: max(lim.Max, 1<<17), Max: max(lim.Max, 1<<17)}
+	if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want) != nil {
+		lim.Cur = lim.Max // not privileged: up to the hard limit
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
 }
 
 func forward(w *crawltest.World, c net.Conn) {
@@ -160,6 +185,14 @@ func (p *worldProcess) dial(ctx context.Context, network, addr string) (net.Conn
 	return c, nil
 }
 
-// noRoots is an empty pool: the child's test CA cannot be exported, so
-// certificates do not verify in a world-process benchmark.
-var noRoots = x509.NewCertPool()
+// roots is a pool of the child's CA, so that certificates verify as they
+// do in a real crawl.
+func (p *worldProcess) roots(tb testing.TB) *x509.CertPool {
+	ca, err := x509.ParseCertificate(p.info.CA)
+	if err != nil {
+		tb.Fatalf("world process: CA: %v", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return pool
+}

@@ -49,7 +49,8 @@ type World struct {
 	// DNS is the server at Resolver, whose mode a test may change;
 	// [World.StartResolver] starts more.
 	DNS     *DNSServer
-	RootCAs *x509.CertPool // the test CA
+	RootCAs *x509.CertPool    // the test CA
+	CA      *x509.Certificate // the test CA, the one certificate RootCAs holds
 	// Dial maps world addresses on :443 and :80 to the loopback servers. It
 	// refuses every other address with an error and never dials out.
 	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -129,6 +130,7 @@ func Start(tb testing.TB, o Options) *World {
 	w.Seeds = append([]string(nil), p.seeds...)
 	w.RootCAs = x509.NewCertPool()
 	w.RootCAs.AddCert(p.ca.cert)
+	w.CA = p.ca.cert
 	w.Expected, w.PageOutcome, w.Certs = p.expected()
 	if o.Hostile {
 		w.Hostile = append([]string(nil), p.hostile...)
