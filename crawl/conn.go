@@ -103,7 +103,7 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 	raw := nc
 	var state *tls.ConnectionState
 	if scheme == "https" {
-		if nc, state, err = handshake(cctx, nc, host); err != nil {
+		if nc, raw, state, err = p.secure(cctx, nc, ip, port, host); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -115,6 +115,22 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 	br.Reset(nc)
 	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, raw: raw, br: br, stop: stop, usable: true}
 	return hc, state, nil
+}
+
+// secure completes a TLS handshake over nc, the connection to ip, offering
+// curvesFirst, and when the server refuses the handshake, once more over a
+// new connection offering curvesFallback. It returns the TLS connection,
+// the TCP connection under it and the handshake's state.
+func (p *probe) secure(cctx context.Context, nc net.Conn, ip netip.Addr, port, host string) (net.Conn, net.Conn, *tls.ConnectionState, error) {
+	tc, state, err := handshake(cctx, nc, host, curvesFirst)
+	if err == nil || !isHandshakeFailure(err) || cctx.Err() != nil {
+		return tc, nc, state, err
+	}
+	if nc, _, err = p.dialFirst(cctx, port, []netip.Addr{ip}); err != nil {
+		return nil, nil, nil, err
+	}
+	tc, state, err = handshake(cctx, nc, host, curvesFallback)
+	return tc, nc, state, err
 }
 
 // dialFirst connects to the first of addrs on port that accepts, trying the
