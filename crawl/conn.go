@@ -149,7 +149,7 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 	}
 	raw := nc
 	if scheme == "https" {
-		if nc, err = handshake(cctx, nc, host, onCert); err != nil {
+		if nc, raw, err = p.secure(cctx, nc, ip, port, host, onCert); err != nil {
 			return nil, err
 		}
 	}
@@ -159,6 +159,22 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	hc := &httpConn{scheme: scheme, host: host, ip: ip, nc: nc, raw: raw, stop: stop, usable: true}
 	return hc, nil
+}
+
+// secure completes a TLS handshake over nc, the connection to ip, offering
+// curvesFirst, and when the server refuses the handshake, once more over a
+// new connection offering curvesFallback; onCert is handshake's. It
+// returns the TLS connection and the TCP connection under it.
+func (p *probe) secure(cctx context.Context, nc net.Conn, ip netip.Addr, port, host string, onCert func(*tls.ConnectionState)) (net.Conn, net.Conn, error) {
+	tc, err := handshake(cctx, nc, host, curvesFirst, onCert)
+	if err == nil || !isHandshakeFailure(err) || cctx.Err() != nil {
+		return tc, nc, err
+	}
+	if nc, _, err = p.dialFirst(cctx, port, []netip.Addr{ip}); err != nil {
+		return nil, nil, err
+	}
+	tc, err = handshake(cctx, nc, host, curvesFallback, onCert)
+	return tc, nc, err
 }
 
 // dialFirst connects to the first of addrs on port that accepts, trying the

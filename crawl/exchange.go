@@ -209,7 +209,9 @@ func (l *lookup) ask(ctx context.Context, u int, want []int) attemptEnd {
 	}
 	for _, i := range truncated {
 		l.count(u, resTruncated)
-		m, _, err := l.r.tcp.ExchangeContext(ctx, l.qs.queries[i], l.r.ups[u].server)
+		q := l.qs.query(i)
+		q.Id = dns.Id()
+		m, _, err := l.r.tcp.ExchangeContext(ctx, q, l.r.ups[u].server)
 		if err != nil {
 			l.fail(u, i, fmt.Errorf("dns over tcp: %w", err))
 			continue
@@ -252,15 +254,11 @@ func (l *lookup) socket(ctx context.Context, u int) (*socketUse, error) {
 	if use, ok := l.socks[u]; ok {
 		return use, nil
 	}
-	s, ids, err := l.r.pools[u].acquire(ctx, len(l.qs.wire), l.inbox)
+	s, ids, err := l.r.pools[u].acquire(ctx, len(l.qs.types), l.inbox)
 	if err != nil {
 		return nil, err
 	}
-	use := &socketUse{s: s, ids: ids, wire: make([][]byte, len(ids))}
-	for i, w := range l.qs.wire {
-		use.wire[i] = append([]byte(nil), w...)
-		binary.BigEndian.PutUint16(use.wire[i], ids[i])
-	}
+	use := &socketUse{s: s, ids: ids, wire: l.qs.pack(ids)}
 	l.socks[u] = use
 	return use, nil
 }
@@ -326,35 +324,60 @@ func (l *lookup) result(ctx context.Context) ([]*dns.Msg, []error, []ResolverCou
 	return l.final, l.errs, counts
 }
 
-// dnsQuestions are the queries about one host, packed once; each socket
-// they are sent over gives them IDs of its own (see socketUse).
+// dnsQuestions are the queries about one host: one query packed once, of
+// which each socket gets copies carrying its IDs (see socketUse) and each
+// question's type.
 type dnsQuestions struct {
-	fqdn    string
-	types   []uint16
-	queries []*dns.Msg // for TCP, with IDs of their own
-	wire    [][]byte   // packed, the ID left to the socket
+	fqdn   string
+	types  []uint16
+	packed []byte // the query of types[0], ID 0
+	typeAt int    // where the question's type is in packed
 }
 
 // newQuestions builds a recursive EDNS0 query of each of types about host.
+// The queries differ only in the ID and the question's type, so one is
+// packed and the others are copies with those two fields set: a probe
+// packs one message instead of one per type.
 func newQuestions(host string, types []uint16) (*dnsQuestions, error) {
-	qs := &dnsQuestions{
-		fqdn:    dns.Fqdn(host),
-		types:   types,
-		queries: make([]*dns.Msg, len(types)),
-		wire:    make([][]byte, len(types)),
+	qs := &dnsQuestions{fqdn: dns.Fqdn(host), types: types}
+	var err error
+	if qs.packed, err = qs.query(0).Pack(); err != nil {
+		return nil, err
 	}
-	for i, t := range types {
-		m := new(dns.Msg)
-		m.SetQuestion(qs.fqdn, t)
-		m.RecursionDesired = true
-		m.SetEdns0(udpSize, false)
-		var err error
-		if qs.wire[i], err = m.Pack(); err != nil {
-			return nil, err
-		}
-		qs.queries[i] = m
+	// The question's name follows the 12-byte header, uncompressed: its
+	// labels, each after its length, then a zero byte, then the type.
+	at := 12
+	for qs.packed[at] != 0 {
+		at += int(qs.packed[at]) + 1
 	}
+	qs.typeAt = at + 1
 	return qs, nil
+}
+
+// query returns question i as a message, ID 0, as sent over TCP.
+func (qs *dnsQuestions) query(i int) *dns.Msg {
+	m := &dns.Msg{
+		MsgHdr:   dns.MsgHdr{RecursionDesired: true},
+		Question: []dns.Question{{Name: qs.fqdn, Qtype: qs.types[i], Qclass: dns.ClassINET}},
+	}
+	m.SetEdns0(udpSize, false)
+	return m
+}
+
+// pack returns every question packed, question i with ID ids[i], in one
+// allocation.
+func (qs *dnsQuestions) pack(ids []uint16) [][]byte {
+	n := len(qs.packed)
+	buf := make([]byte, n*len(qs.types))
+	wire := make([][]byte, len(qs.types))
+	for i, t := range qs.types {
+		w := buf[i*n : (i+1)*n : (i+1)*n]
+		copy(w, qs.packed)
+		binary.BigEndian.PutUint16(w, ids[i])
+		binary.BigEndian.PutUint16(w[qs.typeAt:], t)
+		wire[i] = w
+	}
+	return wire
 }
 
 // match returns the index of the question m answers: its ID is the one

@@ -5,26 +5,40 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 )
 
-// handshake completes a TLS handshake over nc with SNI host, within cctx
-// (the connect timeout), and returns the TLS connection. After a handshake
-// that succeeds it passes the connection's state to onCert, unless nil.
-// The certificate is not verified by the handshake but by onCert
-// (recordCert), so that a bad one is recorded rather than lost. On failure
-// nc is closed and the error is a timeout if cctx ended or the handshake
-// timed out, else a TLS error.
-func handshake(cctx context.Context, nc net.Conn, host string, onCert func(*tls.ConnectionState)) (net.Conn, error) {
-	tc := tls.Client(nc, &tls.Config{
+// Key exchanges a handshake offers. Go sends a key share for the first
+// group of its own fixed order that Config.CurvePreferences allows, so the
+// order of these lists does not choose the share: the lists do. The first
+// try offers P-256 alone: every TLS 1.3 server must support it, and a
+// client's P-256 key generation and exchange take about three quarters of
+// X25519's CPU (Go computes P-256 key generation from a precomputed table).
+// A server that refuses it (one configured for X25519 alone) is asked again,
+// on a new connection, with X25519 first; see isHandshakeFailure. Neither
+// offers the post-quantum hybrid Go would send by default, which costs a
+// few times the CPU of the whole classic exchange on both sides, for pages
+// that are public.
+var (
+	curvesFirst    = []tls.CurveID{tls.CurveP256}
+	curvesFallback = []tls.CurveID{tls.X25519, tls.CurveP256}
+)
+
+// handshake completes a TLS handshake over nc with SNI host, offering
+// curves, within cctx (the connect timeout), and returns the TLS
+// connection. After a handshake that succeeds it passes the connection's
+// state to onCert, unless nil. The certificate is not verified by the
+// handshake but by onCert (recordCert), so that a bad one is recorded
+// rather than lost. On failure nc is closed and the error is a timeout if
+// cctx ended or the handshake timed out, else a TLS error.
+func handshake(cctx context.Context, nc net.Conn, host string, curves []tls.CurveID, onCert func(*tls.ConnectionState)) (net.Conn, error) {
+	tc := tls.Client(&finishedConn{Conn: nc}, &tls.Config{
 		ServerName:         host,
 		InsecureSkipVerify: true, // verified by recordCert, so bad certificates are recorded
 		NextProtos:         []string{"http/1.1"},
-		// Classic key exchange only: the post-quantum hybrid Go
-		// offers by default costs a few times the CPU of the whole
-		// X25519 exchange on both sides, for pages that are public.
-		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256},
+		CurvePreferences:   curves,
 	})
 	// The handshake and onCert run on a goroutine of their own: they are
 	// the deepest call chains of a probe (key exchange, certificate
@@ -50,6 +64,69 @@ func handshake(cctx context.Context, nc net.Conn, host string, onCert func(*tls.
 		return nil, &stepError{StatusTLSError, err}
 	}
 	return tc, nil
+}
+
+// isHandshakeFailure reports whether err is the server's handshake_failure
+// alert: what a server sends when it shares no key exchange with the
+// client (and for other refusals, which a second try costs only a
+// connection).
+func isHandshakeFailure(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "remote error" && oe.Err != nil &&
+		oe.Err.Error() == "tls: handshake failure"
+}
+
+// finishedConn is the TCP connection under a TLS client. It holds back
+// the first write made after the handshake has read from the server (the
+// client's Finished flight in TLS 1.3) and sends it with the next write
+// (the first request) in one system call and one segment, or before the
+// next read, whichever comes first. So the server sees the handshake end
+// when the first request arrives, and a connection on which nothing is
+// sent does not send its Finished at all. Its reads and writes must not
+// run at once; a probe's never do.
+type finishedConn struct {
+	net.Conn
+	state uint8
+	held  []byte // the held write, while state is holding
+}
+
+// States of a finishedConn, in the order it goes through them.
+const (
+	beforeRead = iota // writes go out (the ClientHello)
+	holdNext          // the next write is held
+	holding           // a write is held
+	passing           // reads and writes go straight through
+)
+
+func (c *finishedConn) Read(b []byte) (int, error) {
+	switch c.state {
+	case beforeRead:
+		c.state = holdNext
+	case holding:
+		c.state = passing
+		held := c.held
+		c.held = nil
+		if _, err := c.Conn.Write(held); err != nil {
+			return 0, err
+		}
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *finishedConn) Write(b []byte) (int, error) {
+	switch c.state {
+	case holdNext:
+		c.state = holding
+		c.held = append(make([]byte, 0, len(b)+512), b...) // room for a request
+		return len(b), nil
+	case holding:
+		c.state = passing
+		held := append(c.held, b...)
+		c.held = nil
+		n, err := c.Conn.Write(held)
+		return max(0, n-(len(held)-len(b))), err
+	}
+	return c.Conn.Write(b)
 }
 
 // recordCert records the leaf certificate of the host's first TLS
