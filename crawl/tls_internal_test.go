@@ -51,6 +51,18 @@ func startTLSServer(t *testing.T, cfg *tls.Config, serve func(*tls.Conn)) *tlsSe
 	return s
 }
 
+// dial connects to s, closing the connection at the test's end.
+func (s *tlsServer) dial(ctx context.Context, t *testing.T) net.Conn {
+	t.Helper()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", s.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return nc
+}
+
 // writeCounter counts the writes made on a connection.
 type writeCounter struct {
 	net.Conn
@@ -87,12 +99,8 @@ func TestSecure_KeyExchange(t *testing.T) {
 			p := testProbe()
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
-			nc, err := p.c.cfg.Dial(ctx, "tcp", ap.String())
-			if err != nil {
-				t.Fatal(err)
-			}
 			var state *tls.ConnectionState
-			tc, raw, err := p.secure(ctx, nc, ap.Addr(), strconv.Itoa(int(ap.Port())), "tls.example",
+			tc, raw, err := p.secure(ctx, srv.dial(ctx, t), ap.Addr(), strconv.Itoa(int(ap.Port())), "tls.example",
 				func(cs *tls.ConnectionState) { state = cs })
 			if err != nil {
 				t.Fatal(err)
@@ -122,13 +130,7 @@ func TestFinishedConn_WithFirstRequest(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", srv.ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	wc := &writeCounter{Conn: nc}
+	wc := &writeCounter{Conn: srv.dial(ctx, t)}
 	tc, state, err := handshakeState(ctx, wc, "tls.example", curvesFirst)
 	if err != nil {
 		t.Fatal(err)
@@ -170,13 +172,7 @@ func TestFinishedConn_ReadFirst(t *testing.T) {
 			})
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
-			var d net.Dialer
-			nc, err := d.DialContext(ctx, "tcp", srv.ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			tc, state, err := handshakeState(ctx, nc, "tls.example", curvesFirst)
+			tc, state, err := handshakeState(ctx, srv.dial(ctx, t), "tls.example", curvesFirst)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
@@ -120,8 +118,7 @@ func TestLoop_HeldWritesReplayedFirst(t *testing.T) {
 // acked before its discoveries are queued.
 func TestLoop_HeldSeedThenAckInOrder(t *testing.T) {
 	t.Parallel()
-	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) })
-	srv, _, q := startRedisQueue(t, "--appendonly", "yes", "--appendfsync", "always")
+	srv, _, q := startRestartableRedis(t)
 	var out bytes.Buffer
 	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
 	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 20, Seed: 42}, 1, &lockedSink{s: s}, 5*time.Second)
@@ -170,8 +167,7 @@ func TestLoop_HeldSeedThenAckInOrder(t *testing.T) {
 // ends soon after Redis returns.
 func TestLoop_OutageLongerThanLease(t *testing.T) {
 	t.Parallel()
-	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) })
-	srv, _, q := startRedisQueue(t, "--appendonly", "yes", "--appendfsync", "always")
+	srv, _, q := startRestartableRedis(t)
 	var out bytes.Buffer
 	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
 	const hosts = 40

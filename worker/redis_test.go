@@ -53,8 +53,7 @@ func TestLoop_EnqueueRefusedStopsBeforeAck(t *testing.T) {
 // probed again when the leases expire.
 func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
 	t.Parallel()
-	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) }) // as redisstore.Connect does
-	srv, _, q := startRedisQueue(t, "--appendonly", "yes", "--appendfsync", "always")
+	srv, _, q := startRestartableRedis(t)
 	var out bytes.Buffer
 	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
 	const hosts = 20
@@ -125,6 +124,16 @@ func startRedisQueue(t *testing.T, args ...string) (*redistest.Server, *redis.Cl
 	}
 	t.Cleanup(func() { q.Close() })
 	return srv, c, q
+}
+
+// startRestartableRedis is startRedisQueue on a server that keeps every
+// write on disk (appendfsync always), so a test may stop and restart it
+// mid-crawl without losing the queue; go-redis's own log of the lost
+// connections is silenced, as redisstore.Connect does.
+func startRestartableRedis(t *testing.T) (*redistest.Server, *redis.Client, *redisstore.Store) {
+	t.Helper()
+	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) })
+	return startRedisQueue(t, "--appendonly", "yes", "--appendfsync", "always")
 }
 
 // fillRedis makes the Redis of c refuse writes as a full one does: under

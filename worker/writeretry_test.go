@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/store/redisstore"
@@ -25,8 +23,7 @@ import (
 // every host is done, none failed, and each host's node is in the output.
 func TestLoop_WriteWaitsOutRedisRestart(t *testing.T) {
 	t.Parallel()
-	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) })
-	srv, c, q := startRedisQueue(t, "--appendonly", "yes", "--appendfsync", "always")
+	srv, c, q := startRestartableRedis(t)
 	var out bytes.Buffer
 	s, _ := sink.NewJSONSink(&out, sink.FormatLines)
 	const hosts = 20

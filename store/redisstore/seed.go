@@ -24,8 +24,9 @@ var seedScript = redis.NewScript(bucketsLua + seedLua)
 
 // Seed implements [queue.Queue]: one script call per chunk of 1,000
 // hosts, with their hashes (appendHostHash), dedups against the host table
-// and pushes the new ones. Items carry the client's clock as ts. When ctx ends between chunks the chunks already
-// stored stay stored and are counted in the result returned with the error.
+// and pushes the new ones. Items carry the client's clock as ts. When ctx
+// ends between chunks the chunks already stored stay stored and are
+// counted in the result returned with the error.
 func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, error) {
 	var res queue.SeedResult
 	if err := s.check(ctx); err != nil {

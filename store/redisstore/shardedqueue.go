@@ -47,8 +47,9 @@ func (s *Sharded) notEmpty(i int) { s.emptyUntil[i].Store(0) }
 // (from a random shard in each process), so that none starves while the
 // calls a process makes at about the same time go to one shard and share
 // its script calls (see [Store]), as on one server. It passes over the
-// shards it found empty in the last moment (emptyMemory): an idle fleet polls each shard a few times a second, not
-// in a loop, and a queue whose work sits in a few shards costs few calls.
+// shards it found empty in the last moment (emptyMemory): an idle fleet
+// polls each shard a few times a second, not in a loop, and a queue whose
+// work sits in a few shards costs few calls.
 // Passes back off from 2ms to 100ms while wait lasts; the last pass, when
 // wait is over (at once for a wait of 0), asks every shard, so Lease
 // returns nothing only when each shard had nothing.
