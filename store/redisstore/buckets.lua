@@ -24,15 +24,16 @@
 -- as Go's hostHash computes it. Callers that write hosts pass that from
 -- the client (a SHA-1 in Lua costs about as much as the write it places),
 -- so here it is left to splits and the rarer scripts.
-local sha1hex, sub = redis.sha1hex, string.sub
+local sha1hex, sub, format = redis.sha1hex, string.sub, string.format
 local function lh_hash(s)
   return tonumber(sub(sha1hex(s), 1, 8), 16)
 end
 
 -- lh_unpacked is the i-th hash (from 1) packed in s, 4 bytes big-endian
 -- each: how the client sends the lh_hash of the hosts a call writes.
+local byte = string.byte
 local function lh_unpacked(s, i)
-  local a, b, c, d = string.byte(s, 4 * i - 3, 4 * i)
+  local a, b, c, d = byte(s, 4 * i - 3, 4 * i)
   return ((a * 256 + b) * 256 + c) * 256 + d
 end
 
@@ -62,16 +63,18 @@ end
 -- concatenating a formatted number would make two strings (most calls
 -- meet each bucket once, so keeping the keys of a call saved nothing).
 local function lh_bucket(t, i)
-  return string.format(t.keyf, i)
+  return format(t.keyf, i)
 end
 
--- lh_key is the key of the bucket a member with hash x lives in.
+-- lh_key is the key of the bucket a member with hash x lives in (the
+-- hot path of every write: lh_bucket is written out here).
 local function lh_key(t, x)
-  local i = x % t.size
+  local size = t.size
+  local i = x % size
   if i < t.p then
-    i = x % (2 * t.size)
+    i = x % (2 * size)
   end
-  return lh_bucket(t, i)
+  return format(t.keyf, i)
 end
 
 -- lh_movebit tells, for the split of bucket t.p, which character of a
@@ -96,7 +99,6 @@ end
 local function lh_split(t)
   local from, to = lh_bucket(t, t.p), lh_bucket(t, t.p + 2 ^ t.l)
   local pos, high = lh_movebit(t)
-  local byte = string.byte
   local move, gone, nm = {}, {}, 0
   local all
   if t.kind == 'hash' then
@@ -147,7 +149,7 @@ end
 -- more than its load a bucket.
 local function lh_added(t, d)
   t.n = t.n + d
-  while t.n > t.load * lh_buckets(t) do
+  while t.n > t.load * (t.size + t.p) do
     lh_split(t)
   end
 end
