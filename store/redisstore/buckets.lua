@@ -39,18 +39,22 @@ end
 
 -- lh_open reads the meta of the table at base; kind is 'hash' or 'set',
 -- load the mean members a bucket holds before one splits.
+-- One HLEN tells whether the long hash exists (Redis deletes a hash when
+-- its last entry goes) and fails on a wrong type, before any write.
 local function lh_open(base, kind, load)
   local m = redis.call('HMGET', base .. '#meta', 'l', 'p', 'n')
+  local n = tonumber(m[3]) or 0
+  local keyf = base -- string.format of a bucket's key
+  if string.find(base, '%', 1, true) then
+    keyf = string.gsub(base, '%%', '%%%%')
+  end
   local t = {
     base = base, kind = kind, long = base .. '#long', load = load,
-    l = tonumber(m[1]) or 0, p = tonumber(m[2]) or 0, n = tonumber(m[3]) or 0, n0 = tonumber(m[3]) or 0,
-    haslong = kind == 'hash' and redis.call('EXISTS', base .. '#long') == 1,
-    keyf = string.gsub(base, '%%', '%%%%') .. '#%d', -- string.format of a bucket's key
+    l = tonumber(m[1]) or 0, p = tonumber(m[2]) or 0, n = n, n0 = n,
+    haslong = kind == 'hash' and redis.call('HLEN', base .. '#long') > 0,
+    keyf = keyf .. '#%d',
   }
   t.size = 2 ^ t.l
-  if t.haslong then
-    redis.call('HLEN', t.long) -- a wrong type fails here, before any write
-  end
   return t
 end
 

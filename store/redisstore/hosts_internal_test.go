@@ -158,6 +158,42 @@ return out`)
 	}
 }
 
+// TestHostTable_KeyWithPercent: a bucket's key is made by string.format
+// from the table's base, so a '%' in the queue's key must reach the keys
+// as it is: every record is found under the literal base, and none was
+// written anywhere else.
+func TestHostTable_KeyWithPercent(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	t.Cleanup(func() { c.Close() })
+	base := redistest.Prefix(t) + "%d%%s"
+	s, err := Open(ctx, c, Options{Key: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	const n = 3000 // enough to split
+	hosts := make([]host.Name, n)
+	for i := range hosts {
+		hosts[i] = host.Name(fmt.Sprintf("h%d.example", i))
+	}
+	if res, err := s.Seed(ctx, hosts); err != nil || res.Added != n {
+		t.Fatalf("Seed = %+v, %v; want %d added", res, err, n)
+	}
+	if got := len(tableRecords(t, c, base+":hosts")); got != n {
+		t.Errorf("%d records under %s:hosts, want %d", got, base, n)
+	}
+	keys, err := c.Keys(ctx, redistest.Prefix(t)+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, base+":") {
+			t.Errorf("key %q is not under the queue's key %q", k, base)
+		}
+	}
+}
+
 // TestSplitBit_MatchesHash: the split decides whether a member of bucket p
 // moves from one character of its SHA-1 (lh_movebit); for every level l
 // and host that must agree with lh_hash mod 2^(l+1), the placement that
