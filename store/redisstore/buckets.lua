@@ -24,32 +24,37 @@
 -- as Go's hostHash computes it. Callers that write hosts pass that from
 -- the client (a SHA-1 in Lua costs about as much as the write it places),
 -- so here it is left to splits and the rarer scripts.
-local sha1hex, sub = redis.sha1hex, string.sub
+local sha1hex, sub, format = redis.sha1hex, string.sub, string.format
 local function lh_hash(s)
   return tonumber(sub(sha1hex(s), 1, 8), 16)
 end
 
 -- lh_unpacked is the i-th hash (from 1) packed in s, 4 bytes big-endian
 -- each: how the client sends the lh_hash of the hosts a call writes.
+local byte = string.byte
 local function lh_unpacked(s, i)
-  local a, b, c, d = string.byte(s, 4 * i - 3, 4 * i)
+  local a, b, c, d = byte(s, 4 * i - 3, 4 * i)
   return ((a * 256 + b) * 256 + c) * 256 + d
 end
 
 -- lh_open reads the meta of the table at base; kind is 'hash' or 'set',
 -- load the mean members a bucket holds before one splits.
+-- One HLEN tells whether the long hash exists (Redis deletes a hash when
+-- its last entry goes) and fails on a wrong type, before any write.
 local function lh_open(base, kind, load)
   local m = redis.call('HMGET', base .. '#meta', 'l', 'p', 'n')
+  local n = tonumber(m[3]) or 0
+  local keyf = base -- string.format of a bucket's key
+  if string.find(base, '%', 1, true) then
+    keyf = string.gsub(base, '%%', '%%%%')
+  end
   local t = {
     base = base, kind = kind, long = base .. '#long', load = load,
-    l = tonumber(m[1]) or 0, p = tonumber(m[2]) or 0, n = tonumber(m[3]) or 0, n0 = tonumber(m[3]) or 0,
-    haslong = kind == 'hash' and redis.call('EXISTS', base .. '#long') == 1,
-    keyf = string.gsub(base, '%%', '%%%%') .. '#%d', -- string.format of a bucket's key
+    l = tonumber(m[1]) or 0, p = tonumber(m[2]) or 0, n = n, n0 = n,
+    haslong = kind == 'hash' and redis.call('HLEN', base .. '#long') > 0,
+    keyf = keyf .. '#%d',
   }
   t.size = 2 ^ t.l
-  if t.haslong then
-    redis.call('HLEN', t.long) -- a wrong type fails here, before any write
-  end
   return t
 end
 
@@ -62,56 +67,80 @@ end
 -- concatenating a formatted number would make two strings (most calls
 -- meet each bucket once, so keeping the keys of a call saved nothing).
 local function lh_bucket(t, i)
-  return string.format(t.keyf, i)
+  return format(t.keyf, i)
 end
 
--- lh_key is the key of the bucket a member with hash x lives in.
+-- lh_key is the key of the bucket a member with hash x lives in (the
+-- hot path of every write: lh_bucket is written out here).
 local function lh_key(t, x)
-  local i = x % t.size
+  local size = t.size
+  local i = x % size
   if i < t.p then
-    i = x % (2 * t.size)
+    i = x % (2 * size)
   end
-  return lh_bucket(t, i)
+  return format(t.keyf, i)
+end
+
+-- lh_movebit tells, for the split of bucket t.p, which character of a
+-- member's sha1hex holds bit l of its lh_hash, and which hex digits have
+-- that bit set. A member of bucket p has x mod 2^l = p, so it moves to p +
+-- 2^l exactly when bit l of x is set: testing one character of the SHA-1
+-- spares the split a substring and a number for each member it rehashes
+-- (it hashes every member of the bucket: the most of its cost).
+local function lh_movebit(t)
+  local pos, w, high = 8 - math.floor(t.l / 4), 2 ^ (t.l % 4), {}
+  if pos >= 1 then -- beyond bit 31, x (under 2^32) has no bit set
+    for v = 0, 15 do
+      local set = v % (2 * w) >= w
+      high[string.byte(string.format('%x', v))] = set
+      high[string.byte(string.format('%X', v))] = set
+    end
+  end
+  return pos, high
 end
 
 -- lh_split moves the members of bucket t.p that belong to its new sibling.
 local function lh_split(t)
-  local size2 = 2 ^ (t.l + 1)
   local from, to = lh_bucket(t, t.p), lh_bucket(t, t.p + 2 ^ t.l)
-  local move, gone = {}, {}
+  local pos, high = lh_movebit(t)
+  local move, gone, nm = {}, {}, 0
+  local all
   if t.kind == 'hash' then
-    local kv = redis.call('HGETALL', from)
-    for i = 1, #kv, 2 do
-      if lh_hash(kv[i]) % size2 ~= t.p then
-        move[#move + 1], move[#move + 2] = kv[i], kv[i + 1]
-        gone[#gone + 1] = kv[i]
+    all = redis.call('HGETALL', from)
+    for i = 1, #all, 2 do
+      local m = all[i]
+      if high[byte(sha1hex(m), pos)] then
+        nm = nm + 1
+        move[2 * nm - 1], move[2 * nm], gone[nm] = m, all[i + 1], m
       end
     end
-    for i = 1, #gone, 500 do
-      local j = math.min(i + 499, #gone)
+    for i = 1, nm, 500 do
+      local j = math.min(i + 499, nm)
       redis.call('HSET', to, unpack(move, 2 * i - 1, 2 * j))
       redis.call('HDEL', from, unpack(gone, i, j))
     end
   else
-    for _, m in ipairs(redis.call('SMEMBERS', from)) do
-      if lh_hash(m) % size2 ~= t.p then
-        gone[#gone + 1] = m
+    all = redis.call('SMEMBERS', from)
+    for _, m in ipairs(all) do
+      if high[byte(sha1hex(m), pos)] then
+        nm = nm + 1
+        gone[nm] = m
       end
     end
-    for i = 1, #gone, 500 do
-      local j = math.min(i + 499, #gone)
+    for i = 1, nm, 500 do
+      local j = math.min(i + 499, nm)
       redis.call('SADD', to, unpack(gone, i, j))
       redis.call('SREM', from, unpack(gone, i, j))
     end
   end
   -- A bucket that once outgrew its compact encoding keeps the plain one
-  -- until it is written anew.
-  local enc = redis.call('OBJECT', 'ENCODING', from)
-  if enc == 'hashtable' and redis.call(t.kind == 'hash' and 'HLEN' or 'SCARD', from) <= t.load then
-    local all = redis.call(t.kind == 'hash' and 'HGETALL' or 'SMEMBERS', from)
+  -- until it is written anew. (An empty bucket is no key.)
+  if #all > 0 and redis.call('OBJECT', 'ENCODING', from) == 'hashtable' and
+      redis.call(t.kind == 'hash' and 'HLEN' or 'SCARD', from) <= t.load then
+    local kept = redis.call(t.kind == 'hash' and 'HGETALL' or 'SMEMBERS', from)
     redis.call('DEL', from)
-    for i = 1, #all, 500 do
-      redis.call(t.kind == 'hash' and 'HSET' or 'SADD', from, unpack(all, i, math.min(i + 499, #all)))
+    for i = 1, #kept, 500 do
+      redis.call(t.kind == 'hash' and 'HSET' or 'SADD', from, unpack(kept, i, math.min(i + 499, #kept)))
     end
   end
   t.p = t.p + 1
@@ -124,7 +153,7 @@ end
 -- more than its load a bucket.
 local function lh_added(t, d)
   t.n = t.n + d
-  while t.n > t.load * lh_buckets(t) do
+  while t.n > t.load * (t.size + t.p) do
     lh_split(t)
   end
 end

@@ -158,6 +158,79 @@ return out`)
 	}
 }
 
+// TestHostTable_KeyWithPercent: a bucket's key is made by string.format
+// from the table's base, so a '%' in the queue's key must reach the keys
+// as it is: every record is found under the literal base, and none was
+// written anywhere else.
+func TestHostTable_KeyWithPercent(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	t.Cleanup(func() { c.Close() })
+	base := redistest.Prefix(t) + "%d%%s"
+	s, err := Open(ctx, c, Options{Key: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	const n = 3000 // enough to split
+	hosts := make([]host.Name, n)
+	for i := range hosts {
+		hosts[i] = host.Name(fmt.Sprintf("h%d.example", i))
+	}
+	if res, err := s.Seed(ctx, hosts); err != nil || res.Added != n {
+		t.Fatalf("Seed = %+v, %v; want %d added", res, err, n)
+	}
+	if got := len(tableRecords(t, c, base+":hosts")); got != n {
+		t.Errorf("%d records under %s:hosts, want %d", got, base, n)
+	}
+	keys, err := c.Keys(ctx, redistest.Prefix(t)+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, base+":") {
+			t.Errorf("key %q is not under the queue's key %q", k, base)
+		}
+	}
+}
+
+// TestSplitBit_MatchesHash: the split decides whether a member of bucket p
+// moves from one character of its SHA-1 (lh_movebit); for every level l
+// and host that must agree with lh_hash mod 2^(l+1), the placement that
+// lookups and older spyders compute, or a split would strand the hosts it
+// moves where no lookup reads them.
+func TestSplitBit_MatchesHash(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer c.Close()
+	var hosts []any
+	for i := range 300 {
+		hosts = append(hosts, fmt.Sprintf("host%d.example.org", i))
+	}
+	lua := redis.NewScript(bucketsLua + `
+local bad = {}
+for l = 0, 40 do
+  local t = {l = l}
+  local pos, high = lh_movebit(t)
+  for i = 1, #ARGV do
+    local x = lh_hash(ARGV[i])
+    local p = x % 2 ^ l
+    local moves = high[string.byte(redis.sha1hex(ARGV[i]), pos)] or false
+    if moves ~= (x % 2 ^ (l + 1) ~= p) then
+      bad[#bad + 1] = string.format('l=%d %s', l, ARGV[i])
+    end
+  end
+end
+return bad`)
+	bad, err := lua.Run(ctx, c, []string{"x"}, hosts...).StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) > 0 {
+		t.Errorf("the split's bit disagrees with lh_hash for %d (level, host): %v", len(bad), bad[:min(len(bad), 5)])
+	}
+}
+
 // TestSeed_FindsShortHostInLong: a host with a short name whose probe
 // record is over 64 bytes keeps it in the long hash; seeding it again
 // finds it there and neither queues it nor leaves a second record.
