@@ -107,16 +107,8 @@ func (r *resolver) exchange(ctx context.Context, host string, types []uint16) ([
 }
 
 // useful reports whether server u could still answer a question: one
-// without an answer that u has not answered SERVFAIL or REFUSED. It says
-// whether want(u) is empty without building that list.
-func (l *lookup) useful(u int) bool {
-	for i := range l.final {
-		if l.final[i] == nil && !slices.Contains(l.badAt[i], u) {
-			return true
-		}
-	}
-	return false
-}
+// without an answer that u has not answered SERVFAIL or REFUSED.
+func (l *lookup) useful(u int) bool { return len(l.want(u)) > 0 }
 
 // want returns the questions to send to server u.
 func (l *lookup) want(u int) []int {

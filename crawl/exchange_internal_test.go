@@ -32,28 +32,3 @@ func TestQuestions_PackedAsMessages(t *testing.T) {
 		}
 	}
 }
-
-// TestLookup_UsefulAsWant: a server is useful exactly when some question
-// is still to be sent to it.
-func TestLookup_UsefulAsWant(t *testing.T) {
-	answer := new(dns.Msg)
-	cases := []struct {
-		name  string
-		final []*dns.Msg
-		badAt [][]int
-	}{
-		{"nothing answered", []*dns.Msg{nil, nil}, [][]int{nil, nil}},
-		{"all answered", []*dns.Msg{answer, answer}, [][]int{nil, nil}},
-		{"one left, failed at server 0", []*dns.Msg{answer, nil}, [][]int{nil, {0}}},
-		{"failed at both", []*dns.Msg{nil, nil}, [][]int{{0, 1}, {1, 0}}},
-		{"failed at 1, answered the other", []*dns.Msg{nil, answer}, [][]int{{1}, {0, 1}}},
-	}
-	for _, c := range cases {
-		l := &lookup{final: c.final, badAt: c.badAt}
-		for u := range 2 {
-			if got, want := l.useful(u), len(l.want(u)) > 0; got != want {
-				t.Errorf("%s: useful(%d) = %v, want %v (want(%d) = %v)", c.name, u, got, want, u, l.want(u))
-			}
-		}
-	}
-}
