@@ -40,8 +40,9 @@ import (
 // test binary running TestWorldProcess) and the CPU and memory figures are
 // the crawler's alone (getrusage of this process); the child passes its
 // CA certificate over, so that certificates verify as in a real crawl,
-// and connections go through the child's forwarder. Otherwise they count
-// both sides.
+// and where each world address leads, so that this process dials the
+// world's servers itself as World.Dial would. Otherwise they count both
+// sides.
 //
 // A loaded machine shows in timeout-%: DNS answers and handshakes that come
 // too late make probes end early and cheap, so a run whose timeout-% is

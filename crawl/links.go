@@ -86,11 +86,11 @@ func ExtractLinks(r io.Reader, page *url.URL) []string {
 	var hosts []string
 	seen := make(map[string]bool)
 	for _, s := range raw {
-		u, err := resolve(ref, s)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		scheme, name, ok := linkHost(ref, s)
+		if !ok || (scheme != "http" && scheme != "https") {
 			continue
 		}
-		h, err := host.Parse(u.Hostname())
+		h, err := host.Parse(name)
 		if err != nil || seen[string(h)] {
 			continue
 		}
@@ -103,11 +103,7 @@ func ExtractLinks(r io.Reader, page *url.URL) []string {
 // resolve parses s as a URL the way an HTML attribute holds it (surrounding
 // whitespace trimmed, tabs and newlines removed) and resolves it against ref.
 func resolve(ref *url.URL, s string) (*url.URL, error) {
-	s = strings.Trim(s, " \t\n\f\r")
-	if strings.ContainsAny(s, "\t\n\r") {
-		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
-	}
-	u, err := url.Parse(s)
+	u, err := parseRef(s)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +111,42 @@ func resolve(ref *url.URL, s string) (*url.URL, error) {
 		return u, nil
 	}
 	return ref.ResolveReference(u), nil
+}
+
+// parseRef parses s as a URL the way an HTML attribute holds it: surrounding
+// whitespace trimmed, tabs and newlines removed.
+func parseRef(s string) (*url.URL, error) {
+	s = strings.Trim(s, " \t\n\f\r")
+	if strings.ContainsAny(s, "\t\n\r") {
+		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
+	}
+	return url.Parse(s)
+}
+
+// linkHost returns the scheme and host name of the URL resolve(ref, s)
+// returns, as url.URL.ResolveReference sets them, without building that
+// URL: a page's links need only their hosts, and resolving each one's
+// path would cost a URL and a path a link. ok is false when s does not
+// parse.
+func linkHost(ref *url.URL, s string) (scheme, hostname string, ok bool) {
+	u, err := parseRef(s)
+	if err != nil {
+		return "", "", false
+	}
+	if ref == nil {
+		return u.Scheme, u.Hostname(), true
+	}
+	scheme = u.Scheme
+	if scheme == "" {
+		scheme = ref.Scheme
+	}
+	// An absolute URL or "//host/path" keeps its own host; any other
+	// takes ref's (a URL with an opaque part has a scheme, and one used as
+	// ref has no host).
+	if u.Scheme != "" || u.Host != "" || u.User != nil {
+		return scheme, u.Hostname(), true
+	}
+	return scheme, ref.Hostname(), true
 }
 
 // Apex returns the registrable domain of host (eTLD+1 by the public suffix

@@ -1,7 +1,6 @@
 package crawl_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -9,11 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,14 +20,16 @@ import (
 )
 
 // A world in another process, so that a benchmark measures the crawler's
-// own memory and CPU: the child runs the world and a forwarder; the parent
-// dials the forwarder, names the world address it wants ("ip:port\n") and
-// gets 'y' and a spliced connection, or 'n' when the world refuses it.
+// own memory and CPU: the child runs the world's servers and reports where
+// each world address leads (World.Routes); the parent dials as World.Dial
+// would, waiting the world's connect latency itself and connecting
+// straight to the loopback server the address leads to.
 
 // worldInfo is what the child reports on its first line of stdout.
 type worldInfo struct {
 	Resolver string
-	Forward  string
+	Routes   map[string]string // World.Routes
+	Latency  time.Duration     // the world's HTTPLatency, which a connect takes
 	Seeds    []string
 	CA       []byte // the world's CA certificate, DER
 }
@@ -42,43 +42,20 @@ func TestWorldProcess(t *testing.T) {
 		t.Skip("helper process of BenchmarkCrawl (SPYDER_BENCH_WORLD=process)")
 	}
 	raiseFileLimit()
-	w := crawltest.Start(t, benchWorld(t, n))
+	opts := benchWorld(t, n)
+	w := crawltest.Start(t, opts)
 	if err := w.Warm(); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			if err != nil { // out of descriptors, say: the next accept may do
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				forward(w, c)
-			}()
-		}
-	}()
-	json.NewEncoder(os.Stdout).Encode(worldInfo{Resolver: w.Resolver, Forward: ln.Addr().String(), Seeds: w.Seeds, CA: w.CA.Raw})
+	json.NewEncoder(os.Stdout).Encode(worldInfo{Resolver: w.Resolver, Routes: w.Routes(), Latency: opts.HTTPLatency,
+		Seeds: w.Seeds, CA: w.CA.Raw})
 	io.Copy(io.Discard, os.Stdin)
 }
 
 // raiseFileLimit lifts the limit on open files as far as the process may:
-// every probe in flight holds three descriptors here (the forwarded
-// connection, the world's side of it and its server's), and connections
-// closed by one side linger a while, so 4,096 workers need more than the
-// 20,000 a machine may allow by default.
+// every probe in flight holds a descriptor here (the world's side of its
+// connection), and connections closed by one side linger a while, so
+// 4,096 workers need more than the 20,000 a machine may allow by default.
 func raiseFileLimit() {
 	var lim syscall.Rlimit
 	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
@@ -89,31 +66,6 @@ func raiseFileLimit() {
 		lim.Cur = lim.Max // not privileged: up to the hard limit
 		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}
-}
-
-func forward(w *crawltest.World, c net.Conn) {
-	defer c.Close()
-	br := bufio.NewReader(c)
-	addr, err := br.ReadString('\n')
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	up, err := w.Dial(ctx, "tcp", strings.TrimSpace(addr))
-	cancel()
-	if err != nil {
-		c.Write([]byte("n"))
-		return
-	}
-	defer up.Close()
-	if _, err := c.Write([]byte("y")); err != nil {
-		return
-	}
-	done := make(chan struct{}, 2)
-	go func() { io.Copy(up, br); up.Close(); done <- struct{}{} }()
-	go func() { io.Copy(c, up); c.Close(); done <- struct{}{} }()
-	<-done
-	<-done
 }
 
 // worldProcess is a world running in a child process.
@@ -159,30 +111,42 @@ func startWorldProcess(tb testing.TB, hosts int) *worldProcess {
 	return p
 }
 
-// dial connects to addr in the child's world through its forwarder, with
-// TCP keep-alive off as the crawler's default dialer has it.
+// dial connects to addr in the child's world as World.Dial does: an
+// address outside the world is refused at once; any other takes the
+// world's latency, then is refused or connects to the server it leads to,
+// with TCP keep-alive off as the crawler's default dialer has it.
 func (p *worldProcess) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	target, known := p.route(addr)
+	if !known {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: fmt.Errorf("%w: %s", crawltest.ErrUnreachable, addr)}
+	}
+	t := time.NewTimer(p.info.Latency)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return nil, &net.OpError{Op: "dial", Net: network, Err: ctx.Err()}
+	case <-t.C:
+	}
+	if target == "" {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
 	d := net.Dialer{KeepAlive: -1}
-	c, err := d.DialContext(ctx, "tcp", p.info.Forward)
+	return d.DialContext(ctx, "tcp", target)
+}
+
+// route looks addr up in the child's routes, its IP address unmapped as
+// World.Dial reads it.
+func (p *worldProcess) route(addr string) (target string, known bool) {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, err
+		return "", false
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return "", false
 	}
-	var ok [1]byte
-	if _, err := io.WriteString(c, addr+"\n"); err == nil {
-		_, err = io.ReadFull(c, ok[:])
-	}
-	c.SetDeadline(time.Time{})
-	if err != nil || ok[0] != 'y' {
-		c.Close()
-		if err == nil {
-			err = fmt.Errorf("world refused %s", addr)
-		}
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
-	}
-	return c, nil
+	target, known = p.info.Routes[net.JoinHostPort(ip.Unmap().String(), port)]
+	return target, known
 }
 
 // roots is a pool of the child's CA, so that certificates verify as they
@@ -195,4 +159,49 @@ func (p *worldProcess) roots(tb testing.TB) *x509.CertPool {
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
 	return pool
+}
+
+// TestWorldProcess_DialMatchesWorld checks that the parent's dial of a
+// world in another process answers as World.Dial does for every world
+// address and for addresses outside the world: refused at once, refused
+// after the latency, or connected to the same loopback server.
+func TestWorldProcess_DialMatchesWorld(t *testing.T) {
+	w := crawltest.Start(t, crawltest.Options{Hosts: 300, Seed: 7, SlowFraction: 0.2, Hostile: true,
+		HTTPLatency: time.Millisecond})
+	p := &worldProcess{info: worldInfo{Routes: w.Routes(), Latency: time.Millisecond}}
+	addrs := []string{"10.0.0.1:443", "127.0.0.1:443", "[2001:db8::99]:443", "not an address"}
+	targets := map[string]int{} // addresses checked by where they lead: 20 of each
+	for addr, target := range p.info.Routes {
+		if targets[target]++; targets[target] > 20 {
+			continue
+		}
+		addrs = append(addrs, addr)
+		if host, port, _ := net.SplitHostPort(addr); netip.MustParseAddr(host).Is4() && port == "443" {
+			addrs = append(addrs, net.JoinHostPort(host, "22"), net.JoinHostPort("::ffff:"+host, "443"))
+		}
+	}
+	if len(targets) != 5 { // refused, hanging, trickling, TLS and plain HTTP
+		t.Fatalf("routes lead to %d kinds of address, want 5: %v", len(targets), targets)
+	}
+	ctx := context.Background()
+	for _, addr := range addrs {
+		got, gotErr := p.dial(ctx, "tcp", addr)
+		want, wantErr := w.Dial(ctx, "tcp", addr)
+		switch {
+		case (gotErr == nil) != (wantErr == nil):
+			t.Errorf("dial(%s) = %v, World.Dial %v", addr, gotErr, wantErr)
+		case gotErr != nil:
+			if errors.Is(gotErr, syscall.ECONNREFUSED) != errors.Is(wantErr, syscall.ECONNREFUSED) ||
+				errors.Is(gotErr, crawltest.ErrUnreachable) != errors.Is(wantErr, crawltest.ErrUnreachable) {
+				t.Errorf("dial(%s) = %v, World.Dial %v", addr, gotErr, wantErr)
+			}
+		case got.RemoteAddr().String() != want.RemoteAddr().String():
+			t.Errorf("dial(%s) reached %s, World.Dial %s", addr, got.RemoteAddr(), want.RemoteAddr())
+		}
+		for _, c := range []net.Conn{got, want} {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}
 }

@@ -146,28 +146,16 @@ func (w *World) certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error
 
 // dial maps world addresses to the loopback servers; see World.Dial.
 func (w *World) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	refuse := func() (net.Conn, error) {
+	target, known := "", false
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+		target, known = w.route(addr)
+	}
+	if !known {
 		w.mu.Lock()
 		w.refused = append(w.refused, addr)
 		w.mu.Unlock()
 		return nil, &net.OpError{Op: "dial", Net: network, Err: fmt.Errorf("%w: %s", ErrUnreachable, addr)}
-	}
-	switch network {
-	case "tcp", "tcp4", "tcp6":
-	default:
-		return refuse()
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return refuse()
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return refuse()
-	}
-	role := w.plan.ips[ip.Unmap()]
-	if role == 0 || (port != "443" && port != "80") {
-		return refuse()
 	}
 	if !w.sleep(ctx, w.opts.HTTPLatency) {
 		if err := ctx.Err(); err != nil {
@@ -175,21 +163,60 @@ func (w *World) dial(ctx context.Context, network, addr string) (net.Conn, error
 		}
 		return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("crawltest: world stopped")}
 	}
-	var target string
-	switch {
-	case role == ipDown:
+	if target == "" {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-	case role == ipHang:
-		target = w.srv.hang
-	case role == ipTrickle:
-		target = w.srv.trickle
-	case port == "443":
-		target = w.srv.tls
-	default:
-		target = w.srv.plain
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, "tcp", target)
+}
+
+// route returns the loopback server a connection to the world address
+// addr ("ip:port") reaches, "" for an address that refuses connections;
+// known is false for an address outside the world (private, unknown, or a
+// port other than 443 and 80).
+func (w *World) route(addr string) (target string, known bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", false
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return "", false
+	}
+	role := w.plan.ips[ip.Unmap()]
+	if role == 0 || (port != "443" && port != "80") {
+		return "", false
+	}
+	switch {
+	case role == ipDown:
+		return "", true
+	case role == ipHang:
+		return w.srv.hang, true
+	case role == ipTrickle:
+		return w.srv.trickle, true
+	case port == "443":
+		return w.srv.tls, true
+	}
+	return w.srv.plain, true
+}
+
+// Routes maps every world address Dial connects ("ip:port", the world's
+// IP addresses on ports 443 and 80) to the loopback server it connects it
+// to after HTTPLatency, or to "" for an address whose connections are
+// refused after HTTPLatency. Dial refuses every other address at once. It
+// is for a world in another process, whose client dials the servers
+// itself.
+func (w *World) Routes() map[string]string {
+	m := make(map[string]string, 2*len(w.plan.ips))
+	for ip := range w.plan.ips {
+		for _, port := range []string{"443", "80"} {
+			addr := net.JoinHostPort(ip.String(), port)
+			if target, known := w.route(addr); known {
+				m[addr] = target
+			}
+		}
+	}
+	return m
 }
 
 // serveHTTP answers as the site named by the Host header.
