@@ -391,12 +391,16 @@ func checkPolicy(t *testing.T, w *crawltest.World, run *crawlRun) {
 // side of the TLS handshake, which can take hundreds of milliseconds when
 // hundreds of handshakes queue; later ones are recorded promptly. So an
 // interval that starts at a connection's first request may really have been
-// up to firstSlack longer, and otherwise up to slack longer.
+// up to firstSlack longer, and otherwise up to slack longer. Under -race
+// with other tests sharing the cores, a first request has been seen
+// recorded 600 ms late; firstSlack leaves room for that and still flags a
+// crawler that ignores a Crawl-delay of 1 s (its page request follows
+// robots.txt within a round trip, well under 200 ms).
 func checkRates(t *testing.T, w *crawltest.World, run *crawlRun) {
 	t.Helper()
 	const (
 		slack      = 300 * time.Millisecond
-		firstSlack = 600 * time.Millisecond
+		firstSlack = 800 * time.Millisecond
 	)
 	type req struct {
 		at    time.Time
