@@ -74,12 +74,22 @@ const (
 func (c *Crawler) Probe(ctx context.Context, input string) *Result {
 	h, err := host.Parse(input)
 	if err != nil {
-		p := &probe{c: c, res: &Result{Host: input}}
-		p.setRest(StatusInvalidHost, err.Error())
-		p.finish()
-		return p.res
+		return c.invalid(input, err)
 	}
 	return c.ProbeHost(ctx, h)
+}
+
+// invalid is the result of input, which is not a host name (err). It is
+// a function of its own so that its probe, which it keeps on its stack,
+// does not make the frame of every Probe call the probe's size: a probe
+// waits on its server under that frame (see httpConn.readFirst).
+//
+//go:noinline
+func (c *Crawler) invalid(input string, err error) *Result {
+	p := &probe{c: c, res: &Result{Host: input}}
+	p.setRest(StatusInvalidHost, err.Error())
+	p.finish()
+	return p.res
 }
 
 // ProbeHost runs every step on h and returns what it found: the DNS lookups

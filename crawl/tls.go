@@ -84,11 +84,27 @@ func isHandshakeFailure(err error) bool {
 // when the first request arrives, and a connection on which nothing is
 // sent does not send its Finished at all. Its reads and writes must not
 // run at once; a probe's never do.
+//
+// While peek is set, a read that would go to the TCP connection returns
+// errWouldWait instead, telling its caller that the TLS connection holds
+// nothing more to read (see httpConn.readFirst).
 type finishedConn struct {
 	net.Conn
 	state uint8
+	peek  bool
 	held  []byte // the held write, while state is holding
 }
+
+// errWouldWait is a peeking finishedConn's answer to a read. It is a
+// temporary net.Error, which crypto/tls returns to its caller without
+// failing the connection, as it does a read deadline's.
+var errWouldWait net.Error = wouldWait{}
+
+type wouldWait struct{}
+
+func (wouldWait) Error() string   { return "crawl: nothing to read yet" }
+func (wouldWait) Timeout() bool   { return true }
+func (wouldWait) Temporary() bool { return true }
 
 // States of a finishedConn, in the order it goes through them.
 const (
@@ -109,6 +125,9 @@ func (c *finishedConn) Read(b []byte) (int, error) {
 		if _, err := c.Conn.Write(held); err != nil {
 			return 0, err
 		}
+	}
+	if c.peek {
+		return 0, errWouldWait
 	}
 	return c.Conn.Read(b)
 }
