@@ -16,6 +16,7 @@ import (
 // httpConn is one HTTP/1.1 connection (TLS for https) to one host, used for
 // one request after another while the server keeps it open.
 type httpConn struct {
+	key          string // where the probe keeps it (see conns)
 	scheme, host string
 	ip           netip.Addr
 	nc           net.Conn      // TLS for https
@@ -142,15 +143,32 @@ func (hc *httpConn) free() {
 	}
 }
 
-// conns holds the probe's open connections by scheme and host.
-type conns map[string]*httpConn
+// conns holds the probe's open connections, each under its key (scheme,
+// host and port): a few at most, so a slice searched in turn rather than
+// a map, which would sit on the stack under every wait of the probe.
+type conns []*httpConn
+
+// get returns the connection stored under key, or nil.
+func (cs conns) get(key string) *httpConn {
+	for _, hc := range cs {
+		if hc.key == key {
+			return hc
+		}
+	}
+	return nil
+}
 
 // put stores hc under key, freeing the closed connection it replaces.
-func (cs conns) put(key string, hc *httpConn) {
-	if old := cs[key]; old != nil {
-		old.free()
+func (cs *conns) put(key string, hc *httpConn) {
+	hc.key = key
+	for i, old := range *cs {
+		if old.key == key {
+			old.free()
+			(*cs)[i] = hc
+			return
+		}
 	}
-	cs[key] = hc
+	*cs = append(*cs, hc)
 }
 
 // closeAll closes every connection still open and frees them all.

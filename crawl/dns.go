@@ -54,6 +54,15 @@ func systemResolver() (string, error) {
 // the queries ended.
 func (r *resolver) lookupAll(ctx context.Context, host string) *dnsAnswer {
 	msgs, qerrs, counts := r.exchange(ctx, host, lookupTypes)
+	return combine(ctx, host, msgs, qerrs, counts)
+}
+
+// combine is lookupAll's answer from the answers to lookupTypes. It is a
+// function of its own so that its locals are not on the stack while the
+// probe waits for the answers.
+//
+//go:noinline
+func combine(ctx context.Context, host string, msgs []*dns.Msg, qerrs []error, counts []ResolverCounts) *dnsAnswer {
 	a := &dnsAnswer{}
 	fqdn := dns.Fqdn(host)
 	seenAddr := make(map[netip.Addr]bool)

@@ -32,8 +32,8 @@ func classify(ctx context.Context, err error, fallback string) (string, string) 
 // a failure records the steps it prevents with its own reason. Every
 // connection the probe opened is closed when fetch returns.
 func (p *probe) fetch(ctx context.Context, addrs []netip.Addr) {
-	open := conns{}
-	defer open.closeAll()
+	var open conns
+	defer func() { open.closeAll() }()
 
 	hc, err := p.connect(ctx, "https", p.host, "443", addrs, p.recordCert)
 	if err != nil {
@@ -43,11 +43,11 @@ func (p *probe) fetch(ctx context.Context, addrs []netip.Addr) {
 	}
 	open.put("https://"+p.host+":443", hc)
 
-	rules, status, detail, err := p.robotsFor(ctx, open, hc, addrs)
+	rules, status, detail, err := p.robotsFor(ctx, &open, hc, addrs)
 	p.set(StepRobots, status, detail)
 	if err != nil {
 		p.setRest(StatusTimeout, "")
 		return
 	}
-	p.followPage(ctx, open, addrs, rules)
+	p.followPage(ctx, &open, addrs, rules)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/spyder-crawler/spyder/host"
@@ -18,9 +19,9 @@ import (
 // robots.txt before requesting anything of it, and a hop its policy
 // disallows ends the chain. Connections are reused from open (by scheme,
 // host and port) while the server keeps them open.
-func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, rules *robots.Rules) {
+func (p *probe) followPage(ctx context.Context, open *conns, addrs []netip.Addr, rules *robots.Rules) {
 	u := &url.URL{Scheme: "https", Host: p.host, Path: "/"}
-	visited := map[string]bool{u.String(): true}
+	visited := []string{u.String()} // MaxRedirects at most: searched in turn
 	for hops := 0; ; hops++ {
 		name, err := host.Parse(u.Hostname())
 		if err != nil {
@@ -64,7 +65,7 @@ func (p *probe) followPage(ctx context.Context, open conns, addrs []netip.Addr, 
 			return
 		}
 		hc.done(resp)
-		next := p.nextHop(u, loc, hops, visited)
+		next := p.nextHop(u, loc, hops, &visited)
 		if next == nil {
 			return
 		}
@@ -89,13 +90,13 @@ func (p *probe) setConnFailed(ctx context.Context, err error) {
 // host): the one open holds for its scheme, host and port if the server has
 // kept it open, else a new one, stored in open. The port defaults to 443
 // for https and 80 for http.
-func (p *probe) hopConn(ctx context.Context, open conns, u *url.URL, host string, addrs []netip.Addr) (*httpConn, error) {
+func (p *probe) hopConn(ctx context.Context, open *conns, u *url.URL, host string, addrs []netip.Addr) (*httpConn, error) {
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
 	}
 	key := u.Scheme + "://" + host + ":" + port
-	hc := open[key]
+	hc := open.get(key)
 	if hc == nil || !hc.usable {
 		var err error
 		hc, err = p.reconnect(ctx, u.Scheme, host, port, addrs)
@@ -137,7 +138,7 @@ func redirectTo(resp *http.Response) string {
 // comes back to a URL already visited (a loop); visited gains the new URL.
 // A redirect within MaxRedirects is an edge (see redirectEdge) even when it
 // closes a loop, so the graph shows both directions of a ping-pong.
-func (p *probe) nextHop(u *url.URL, loc string, hops int, visited map[string]bool) *url.URL {
+func (p *probe) nextHop(u *url.URL, loc string, hops int, visited *[]string) *url.URL {
 	next, err := resolve(u, loc)
 	switch {
 	case err != nil || next.Scheme != "http" && next.Scheme != "https":
@@ -149,11 +150,11 @@ func (p *probe) nextHop(u *url.URL, loc string, hops int, visited map[string]boo
 	}
 	next.Fragment, next.RawFragment = "", ""
 	p.redirectEdge(u, next)
-	if visited[next.String()] {
+	if slices.Contains(*visited, next.String()) {
 		p.set(StepPage, StatusTooManyRedirects, "loop at "+next.String())
 		return nil
 	}
-	visited[next.String()] = true
+	*visited = append(*visited, next.String())
 	return next
 }
 
