@@ -167,7 +167,7 @@ func (w *Loop) start(workCtx, bg context.Context, leases []queue.Lease, sem chan
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !w.work(workCtx, bg, l, acks) {
+			if !w.work(workCtx, bg, &l, acks) {
 				<-sem
 			}
 		}()

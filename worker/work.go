@@ -14,22 +14,52 @@ import (
 // work probes one leased host, writes its result and hands the lease to
 // acks, reporting true; ackLoop then acks it and frees its slot. A probe
 // that the shutdown cut short leaves its lease tracked, for releaseRest.
-func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- finished) bool {
+//
+// A probe spends most of its life parked on the network with work's frame
+// under it, and the collector shrinks a parked goroutine's stack only when
+// little of it is in use: so work holds only what the probe needs, and
+// what follows the probe is conclude's, called once it returns.
+func (w *Loop) work(ctx, bg context.Context, l *queue.Lease, acks chan<- finished) bool {
 	w.m.Inflight.Inc()
 	defer w.m.Inflight.Dec()
-
-	hbCtx, stopHB := context.WithCancel(ctx)
-	hbDone := make(chan queue.Lease, 1)
-	go func() { hbDone <- w.heartbeat(hbCtx, bg, l) }()
-	endHeartbeat := func() queue.Lease { stopHB(); return <-hbDone }
-
+	hb := w.beat(ctx, bg, l)
 	res := w.probe.ProbeHost(ctx, l.Item.Host)
+	return w.conclude(ctx, bg, hb, res, acks)
+}
+
+// beating is a lease kept alive by heartbeat until end is called.
+type beating struct {
+	host host.Name // the lease's
+	stop context.CancelFunc
+	done chan queue.Lease
+}
+
+// beat starts heartbeat on a copy of l.
+func (w *Loop) beat(ctx, bg context.Context, l *queue.Lease) *beating {
+	hbCtx, stop := context.WithCancel(ctx)
+	b := &beating{host: l.Item.Host, stop: stop, done: make(chan queue.Lease, 1)}
+	lease := *l
+	go func() { b.done <- w.heartbeat(hbCtx, bg, lease) }()
+	return b
+}
+
+// end stops the heartbeat and returns the lease as last extended.
+func (b *beating) end() queue.Lease {
+	b.stop()
+	return <-b.done
+}
+
+// conclude finishes the work on a probe's result res: it is handed back when
+// the shutdown cut it short or the network failed, else written (with the
+// hosts it discovered queued first) and its lease handed to acks. The
+// heartbeat runs until the result is written.
+func (w *Loop) conclude(ctx, bg context.Context, hb *beating, res *crawl.Result, acks chan<- finished) bool {
 	if ctx.Err() != nil { // cut short by the shutdown: released, not written
-		endHeartbeat()
+		hb.end()
 		return false
 	}
-	if !w.judge(ctx, l.Item.Host, res) { // the network failed, not the host: handed back
-		endHeartbeat()
+	if !w.judge(ctx, hb.host, res) { // the network failed, not the host: handed back
+		hb.end()
 		return false
 	}
 	var err error
@@ -49,7 +79,7 @@ func (w *Loop) work(ctx, bg context.Context, l queue.Lease, acks chan<- finished
 			err = fmt.Errorf("output: %w", err)
 		}
 	}
-	l = endHeartbeat()
+	l := hb.end()
 	switch {
 	case err != nil && writesRefused(err):
 		// Not the host's fault, and every other host would fail alike:
