@@ -31,7 +31,10 @@ func TestLocal_Wait_Immediate(t *testing.T) {
 }
 
 func TestLocal_Wait_Sleeps(t *testing.T) {
-	l := limiter.New(50, 1) // one every 20ms
+	// One every 150ms: a caller held up between two Waits for as long (a
+	// loaded machine running -race) would find the next token come and
+	// not sleep, so the interval is well above such delays.
+	l := limiter.New(1/0.15, 1)
 	defer l.Close()
 	start := time.Now()
 	for i := range 4 {
@@ -39,8 +42,8 @@ func TestLocal_Wait_Sleeps(t *testing.T) {
 			t.Fatalf("Wait #%d = %v, want nil", i, err)
 		}
 	}
-	if d := time.Since(start); d < 55*time.Millisecond {
-		t.Errorf("4 Waits at 50/s burst 1 took %v, want at least 60ms", d)
+	if d := time.Since(start); d < 440*time.Millisecond {
+		t.Errorf("4 Waits at one every 150ms, burst 1, took %v, want at least 450ms", d)
 	}
 	if st := l.Stats(); st.Waits != 3 {
 		t.Errorf("Stats().Waits = %d, want 3", st.Waits)
