@@ -113,7 +113,9 @@ func (c *Crawler) ProbeHost(ctx context.Context, h host.Name) *Result {
 type probe struct {
 	c     *Crawler
 	host  string
-	steps [len(stepOrder)]StepOutcome // by stepOrder; Step is "" until recorded
+	steps [len(stepOrder)]stepEnd // by stepOrder; status is "" until recorded
+	// resolvers are the DNS step's counts, when a resolver failed.
+	resolvers []ResolverCounts
 
 	dns        *dnsAnswer // the answers about the host, once recorded (see recordDNS)
 	edges      []Edge     // after those of dns
@@ -125,11 +127,15 @@ type probe struct {
 // later, vaguer reason (a timeout, "step not reached") never overwrites it.
 func (p *probe) set(step, status, detail string) {
 	i := slices.Index(stepOrder[:], step)
-	if p.steps[i].Step != "" {
+	if p.steps[i].status != "" {
 		return
 	}
-	p.steps[i] = StepOutcome{Step: step, Status: status, Detail: detail}
+	p.steps[i] = stepEnd{status, detail}
 }
+
+// stepEnd is how a step ended, as a probe keeps it: a [StepOutcome]
+// without the step's name, which is its place in stepOrder.
+type stepEnd struct{ status, detail string }
 
 // stepOrder is the order of the steps in a probe and in its outcome.
 var stepOrder = [...]string{StepDNS, StepTLS, StepRobots, StepPage}
@@ -186,7 +192,7 @@ func (p *probe) setDNS(ans *dnsAnswer) {
 	p.set(StepDNS, ans.status, ans.detail)
 	for _, c := range ans.resolvers {
 		if c.failed() {
-			p.steps[0].Resolvers = ans.resolvers // StepDNS
+			p.resolvers = ans.resolvers
 			return
 		}
 	}
@@ -272,7 +278,11 @@ func (p *probe) finish() *Result {
 	p.setRest(StatusError, "step not reached")
 	now := p.c.cfg.Now().Unix()
 	r := &Result{Host: p.host, Certs: p.certs, Discovered: p.discovered}
-	r.Outcome.Steps = append(r.Outcome.Steps, p.steps[:]...)
+	r.Outcome.Steps = make([]StepOutcome, len(stepOrder))
+	for i, s := range p.steps {
+		r.Outcome.Steps[i] = StepOutcome{Step: stepOrder[i], Status: s.status, Detail: s.detail}
+	}
+	r.Outcome.Steps[0].Resolvers = p.resolvers // StepDNS
 	r.Outcome.Host = r.Host
 	if p.dns != nil {
 		d, ips, edges := p.dnsGraph(p.dns)
