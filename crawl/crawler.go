@@ -86,10 +86,9 @@ func (c *Crawler) Probe(ctx context.Context, input string) *Result {
 //
 //go:noinline
 func (c *Crawler) invalid(input string, err error) *Result {
-	p := &probe{c: c, res: &Result{Host: input}}
+	p := &probe{c: c, host: input}
 	p.setRest(StatusInvalidHost, err.Error())
-	p.finish()
-	return p.res
+	return p.finish()
 }
 
 // ProbeHost runs every step on h and returns what it found: the DNS lookups
@@ -101,23 +100,25 @@ func (c *Crawler) invalid(input string, err error) *Result {
 func (c *Crawler) ProbeHost(ctx context.Context, h host.Name) *Result {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.HostTimeout)
 	defer cancel()
-	p := &probe{c: c, res: &Result{Host: string(h)}}
-	p.run(ctx, string(h))
-	p.finish()
-	return p.res
+	p := &probe{c: c, host: string(h)}
+	p.run(ctx)
+	return p.finish()
 }
 
-// probe is the state of one Probe call.
+// probe is the state of one Probe call. It is kept while the probe waits
+// on the network, thousands at once, so it holds what the probe found in
+// the smallest form at hand: the DNS answers themselves rather than the
+// nodes and edges they become, which finish builds; the Result only once
+// the probe is over.
 type probe struct {
 	c     *Crawler
-	res   *Result
 	host  string
-	steps [len(stepOrder)]StepOutcome // by stepOrder; Step is "" until recorded
-	now   int64
+	steps [len(stepOrder)]stepEnd // by stepOrder; status is "" until recorded
+	// resolvers are the DNS step's counts, when a resolver failed.
+	resolvers []ResolverCounts
 
-	edges      []Edge
-	domains    []DomainNode // probed host first
-	ips        []IPNode
+	dns        *dnsAnswer // the answers about the host, once recorded (see recordDNS)
+	edges      []Edge     // after those of dns
 	certs      []CertNode
 	discovered []host.Name
 }
@@ -126,11 +127,15 @@ type probe struct {
 // later, vaguer reason (a timeout, "step not reached") never overwrites it.
 func (p *probe) set(step, status, detail string) {
 	i := slices.Index(stepOrder[:], step)
-	if p.steps[i].Step != "" {
+	if p.steps[i].status != "" {
 		return
 	}
-	p.steps[i] = StepOutcome{Step: step, Status: status, Detail: detail}
+	p.steps[i] = stepEnd{status, detail}
 }
+
+// stepEnd is how a step ended, as a probe keeps it: a [StepOutcome]
+// without the step's name, which is its place in stepOrder.
+type stepEnd struct{ status, detail string }
 
 // stepOrder is the order of the steps in a probe and in its outcome.
 var stepOrder = [...]string{StepDNS, StepTLS, StepRobots, StepPage}
@@ -151,9 +156,8 @@ func (p *probe) edge(typ, target string) {
 // run probes host: it looks it up, records the DNS step, then fetches over
 // HTTPS unless policy or the answers rule it out. Every path out of run has
 // recorded the steps it stopped before.
-func (p *probe) run(ctx context.Context, host string) {
-	p.host = host
-
+func (p *probe) run(ctx context.Context) {
+	host := p.host
 	ans := p.c.resolver.lookupAll(ctx, host)
 	p.setDNS(ans)
 	if ans.status == StatusNXDomain {
@@ -188,48 +192,73 @@ func (p *probe) setDNS(ans *dnsAnswer) {
 	p.set(StepDNS, ans.status, ans.detail)
 	for _, c := range ans.resolvers {
 		if c.failed() {
-			p.steps[0].Resolvers = ans.resolvers // StepDNS
+			p.resolvers = ans.resolvers
 			return
 		}
 	}
 }
 
-// recordDNS turns the answers about the probed host into its domain node
-// (with its TXT), an IP node and RESOLVES_TO edge per address, and ALIAS_OF,
-// USES_NS and USES_MX edges whose targets are discovered. A CNAME to the
-// host itself gives no edge: a host is never its own alias.
+// recordDNS keeps the answers about the probed host, for finish to turn
+// into nodes and edges (see dnsGraph), and discovers the targets of its
+// CNAME, NS and MX records now, so they come before the hosts the page
+// leads to. A CNAME to the host itself is not discovered.
 func (p *probe) recordDNS(ans *dnsAnswer) {
-	p.domains = append(p.domains, DomainNode{Host: p.host, TXT: ans.txt})
-	for _, ip := range ans.addrs {
-		p.edge(ResolvesTo, ip.String())
-		p.ips = append(p.ips, p.ipNode(ip))
-	}
+	p.dns = ans
 	if ans.cname != "" && ans.cname != p.host {
-		p.edge(AliasOf, ans.cname)
 		p.discover(ans.cname)
 	}
 	for _, ns := range ans.ns {
-		p.edge(UsesNS, ns)
 		p.discover(ns)
 	}
 	for _, mx := range ans.mx {
-		p.edge(UsesMX, mx)
 		p.discover(mx)
 	}
 }
 
+// dnsGraph returns what the answers about the probed host make: its domain
+// node (with its TXT), an IP node and RESOLVES_TO edge per address, and
+// ALIAS_OF, USES_NS and USES_MX edges. A CNAME to the host itself gives no
+// edge: a host is never its own alias.
+func (p *probe) dnsGraph(ans *dnsAnswer) (DomainNode, []IPNode, []Edge) {
+	ips := make([]IPNode, 0, len(ans.addrs))
+	edges := make([]Edge, 0, 2*len(ans.addrs)+1+len(ans.ns)+len(ans.mx))
+	edge := func(typ, target string) {
+		edges = append(edges, Edge{Type: typ, Source: p.host, Target: target})
+	}
+	for _, ip := range ans.addrs {
+		n, as := p.ipNode(ip)
+		edge(ResolvesTo, n.IP)
+		if as != "" {
+			edges = append(edges, Edge{Type: InAS, Source: n.IP, Target: as})
+		}
+		ips = append(ips, n)
+	}
+	if ans.cname != "" && ans.cname != p.host {
+		edge(AliasOf, ans.cname)
+	}
+	for _, ns := range ans.ns {
+		edge(UsesNS, ns)
+	}
+	for _, mx := range ans.mx {
+		edge(UsesMX, mx)
+	}
+	return DomainNode{Host: p.host, TXT: ans.txt}, ips, edges
+}
+
 // ipNode is the node of address a: with an ASN database, annotated with
-// its AS, which also gets an IN_AS edge from a.
-func (p *probe) ipNode(a netip.Addr) IPNode {
+// its AS, whose node it also returns for an IN_AS edge from a ("" when a
+// has no AS).
+func (p *probe) ipNode(a netip.Addr) (IPNode, string) {
 	n := IPNode{IP: a.String()}
 	if p.c.cfg.ASN == nil {
-		return n
+		return n, ""
 	}
-	if info, ok := p.c.cfg.ASN.Lookup(a); ok {
-		n.ASN, n.ASOrg, n.Prefix = info.Number, info.Org, info.Prefix.String()
-		p.edges = append(p.edges, Edge{Type: InAS, Source: n.IP, Target: info.Node()})
+	info, ok := p.c.cfg.ASN.Lookup(a)
+	if !ok {
+		return n, ""
 	}
-	return n
+	n.ASN, n.ASOrg, n.Prefix = info.Number, info.Org, info.Prefix.String()
+	return n, info.Node()
 }
 
 // discover adds the host named s to the hosts found, once, unless it is
@@ -242,36 +271,53 @@ func (p *probe) discover(s string) {
 	}
 }
 
-// finish fills the result: nodes for edge targets, timestamps and IDs.
-func (p *probe) finish() {
+// finish returns the probe's result: the steps, the nodes and edges of
+// the DNS answers (see dnsGraph) before the others, nodes for edge
+// targets, timestamps and IDs.
+func (p *probe) finish() *Result {
 	p.setRest(StatusError, "step not reached")
 	now := p.c.cfg.Now().Unix()
-	r := p.res
-	r.Outcome.Steps = append(r.Outcome.Steps, p.steps[:]...)
+	r := &Result{Host: p.host, Certs: p.certs, Discovered: p.discovered}
+	r.Outcome.Steps = make([]StepOutcome, len(stepOrder))
+	for i, s := range p.steps {
+		r.Outcome.Steps[i] = StepOutcome{Step: stepOrder[i], Status: s.status, Detail: s.detail}
+	}
+	r.Outcome.Steps[0].Resolvers = p.resolvers // StepDNS
 	r.Outcome.Host = r.Host
+	if p.dns != nil {
+		d, ips, edges := p.dnsGraph(p.dns)
+		r.Domains = append(r.Domains, d)
+		if len(ips) > 0 {
+			r.IPs = ips
+		}
+		if len(edges) > 0 {
+			p.edges = append(edges, p.edges...)
+		}
+	}
+	r.Edges = p.edges
 	seenDomain := make(map[string]bool)
-	for _, d := range p.domains {
+	for _, d := range r.Domains {
 		seenDomain[d.Host] = true
 	}
-	for _, e := range p.edges {
+	for _, e := range r.Edges {
 		switch e.Type {
 		case UsesNS, UsesMX, AliasOf, LinksTo, RedirectsTo:
 			if !seenDomain[e.Target] {
 				seenDomain[e.Target] = true
-				p.domains = append(p.domains, DomainNode{Host: e.Target})
+				r.Domains = append(r.Domains, DomainNode{Host: e.Target})
 			}
 		}
 	}
-	for i := range p.domains {
-		d := &p.domains[i]
+	for i := range r.Domains {
+		d := &r.Domains[i]
 		d.Apex, d.FirstSeen, d.LastSeen = Apex(d.Host), now, now
 	}
-	for i := range p.ips {
-		p.ips[i].FirstSeen, p.ips[i].LastSeen = now, now
+	for i := range r.IPs {
+		r.IPs[i].FirstSeen, r.IPs[i].LastSeen = now, now
 	}
-	for i := range p.edges {
-		e := &p.edges[i]
+	for i := range r.Edges {
+		e := &r.Edges[i]
 		e.ObservedAt, e.ProbeID, e.RunID = now, p.c.cfg.ProbeID, p.c.cfg.RunID
 	}
-	r.Domains, r.IPs, r.Certs, r.Edges, r.Discovered = p.domains, p.ips, p.certs, p.edges, p.discovered
+	return r
 }

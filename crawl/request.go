@@ -23,7 +23,6 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 	if err := p.awaitTurn(ctx, hc); err != nil {
 		return nil, err
 	}
-	req := &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 	now := time.Now()
 	p.c.robots.sent(hc.host, now)
 	deadline := now.Add(p.c.cfg.RequestTimeout)
@@ -43,6 +42,9 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 	err := hc.reader()
 	var resp *http.Response
 	if err == nil {
+		// The request is made only now, so that a probe waiting on
+		// its server does not keep it.
+		req := &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 		resp, err = http.ReadResponse(hc.br, req)
 	}
 	if err != nil {
