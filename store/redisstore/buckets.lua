@@ -153,7 +153,7 @@ end
 -- more than its load a bucket.
 local function lh_added(t, d)
   t.n = t.n + d
-  while t.n > t.load * (t.size + t.p) do
+  while t.n > t.load * lh_buckets(t) do
     lh_split(t)
   end
 end

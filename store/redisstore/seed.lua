@@ -10,40 +10,15 @@
 -- older spyder's list protocol {"host":"a.com","ts":1705312200,"attempt":0}
 -- (normalised hosts need no escaping). Returns how many were pushed.
 --
--- A host is one HSETNX into its bucket, which tells whether it was new.
--- While the table has no long hash and the name is short, that is all
--- rec_add would do, so the loop does it itself, keeping the table's
--- geometry in locals (re-read after a split): a seeded host's share of the
--- script's Lua work is the most of what a call does besides its writes.
--- Any other host goes through rec_add, which also looks in the long hash.
+-- A short host is one HSETNX into its bucket, which tells whether it was
+-- new (rec_add).
 redis.call('LLEN', KEYS[1]) -- a wrong type fails here, before any write
 local t = hosts_open(KEYS[2])
 local ts, xs = ARGV[1], ARGV[2]
 local items, ni = {}, 0
-local keyf, size, p = t.keyf, t.size, t.p
-local limit = t.load * (size + p) -- the count over which a bucket splits
 for i = 3, #ARGV do
   local h = ARGV[i]
-  local x = lh_unpacked(xs, i - 2)
-  local added
-  if #h > 64 or t.haslong then
-    added = rec_add(t, h, 'q', x)
-    size, p, limit = t.size, t.p, t.load * (t.size + t.p)
-  else
-    local k = x % size
-    if k < p then
-      k = x % (2 * size)
-    end
-    added = redis.call('HSETNX', format(keyf, k), h, 'q') == 1
-    if added then
-      t.n = t.n + 1
-      if t.n > limit then
-        lh_added(t, 0)
-        size, p, limit = t.size, t.p, t.load * (t.size + t.p)
-      end
-    end
-  end
-  if added then
+  if rec_add(t, h, 'q', lh_unpacked(xs, i - 2)) then
     ni = ni + 1
     items[ni] = '{"host":"' .. h .. '","ts":' .. ts .. ',"attempt":0}'
   end
