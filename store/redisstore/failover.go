@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -77,9 +76,6 @@ func Transient(err error) bool {
 type failoverHook struct {
 	reload func(context.Context)
 	wait   time.Duration
-	// retries counts the retries made, for tests that check an outage
-	// costs a few tries a second, not a loop.
-	retries atomic.Int64
 }
 
 func (h *failoverHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -124,7 +120,6 @@ func (h *failoverHook) retry(ctx context.Context, try func() (bool, error)) erro
 			return err
 		}
 		h.reload(ctx)
-		h.retries.Add(1)
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
