@@ -39,14 +39,14 @@ func paceGC(target int64) {
 // stacks are large (many probes in flight) the pacing is Go's own, and so
 // is the memory a probe holds; where they are small, the collector runs
 // less often, and the process holds up to about target rather than about
-// twice the live heap. It
-// reads the runtime's figures of the cycle just ended, from a finalizer
-// that runs once per cycle (see arm).
+// twice the live heap. It reads the runtime's figures of the cycle just
+// ended, from a finalizer that runs once per cycle (see arm).
 type pacer struct {
 	target  uint64
 	set     func(int) int    // debug.SetGCPercent
 	samples []metrics.Sample // live heap, stacks scanned, globals, stack memory
 	stopped atomic.Bool
+	prev    uint64 // the live heap of the collection before, 0 before the first
 }
 
 func newPacer(target int64) *pacer {
@@ -76,7 +76,8 @@ func (p *pacer) afterGC() {
 	var r gcRoots
 	r.live, r.stacks, r.globals, r.stackMem = p.samples[0].Value.Uint64(), p.samples[1].Value.Uint64(),
 		p.samples[2].Value.Uint64(), p.samples[3].Value.Uint64()
-	p.set(gcPercent(p.target, r))
+	p.set(gcPercent(p.target, p.prev, r))
+	p.prev = r.live
 	p.arm()
 }
 
@@ -93,11 +94,14 @@ type gcRoots struct {
 // live + (live+stacks+globals)×GOGC/100. It is never below Go's default
 // of 100 nor above maxGCPercent. Counting the stacks in target keeps the
 // pacing Go's own once many probes are in flight: their stacks then take
-// much of target.
-func gcPercent(target uint64, r gcRoots) int {
+// much of target. So does a live heap more than a quarter above the one
+// before (prev; 0 for none): the crawl is still taking on probes, and
+// heap spans filled now, before the stacks they will need have grown,
+// would stay with the process once the stacks take memory of their own.
+func gcPercent(target, prev uint64, r gcRoots) int {
 	used := r.live + r.stackMem
 	scanned := r.live + r.stacks + r.globals
-	if target <= used || scanned == 0 {
+	if target <= used || scanned == 0 || r.live > prev+prev/4 {
 		return 100
 	}
 	g := 100 * (target - used) / scanned

@@ -9,22 +9,26 @@ import (
 func TestGCPercent(t *testing.T) {
 	const mib = 1 << 20
 	tests := []struct {
-		name   string
-		target uint64
-		roots  gcRoots
-		want   int
+		name         string
+		target, prev uint64
+		roots        gcRoots
+		want         int
 	}{
-		{"small heap and stacks: goal at target", 96 * mib, gcRoots{live: 20 * mib, stacks: 3 * mib, globals: 1 * mib, stackMem: 12 * mib}, 100 * 64 / 24},
-		{"default goal past target: Go's default", 96 * mib, gcRoots{live: 45 * mib, stacks: 10 * mib, globals: 1 * mib, stackMem: 33 * mib}, 100},
-		{"live heap and stacks past target", 96 * mib, gcRoots{live: 60 * mib, stacks: 10 * mib, stackMem: 50 * mib}, 100},
-		{"live heap at target", 96 * mib, gcRoots{live: 96 * mib}, 100},
-		{"nothing live", 96 * mib, gcRoots{}, 100},
-		{"live heap near zero: bounded", 96 * mib, gcRoots{live: 1 * mib, stackMem: 1 * mib}, maxGCPercent},
+		{"small heap and stacks: goal at target", 96 * mib, 20 * mib, gcRoots{live: 20 * mib, stacks: 3 * mib, globals: 1 * mib, stackMem: 12 * mib}, 100 * 64 / 24},
+		{"live heap a quarter up: goal at target", 96 * mib, 16 * mib, gcRoots{live: 20 * mib, stacks: 3 * mib, globals: 1 * mib, stackMem: 12 * mib}, 100 * 64 / 24},
+		{"live heap down: goal at target", 96 * mib, 40 * mib, gcRoots{live: 20 * mib, stacks: 3 * mib, globals: 1 * mib, stackMem: 12 * mib}, 100 * 64 / 24},
+		{"live heap growing: Go's default", 96 * mib, 15 * mib, gcRoots{live: 20 * mib, stacks: 3 * mib, globals: 1 * mib, stackMem: 12 * mib}, 100},
+		{"first collection: Go's default", 96 * mib, 0, gcRoots{live: 3 * mib, stacks: 1 * mib, stackMem: 1 * mib}, 100},
+		{"default goal past target: Go's default", 96 * mib, 45 * mib, gcRoots{live: 45 * mib, stacks: 10 * mib, globals: 1 * mib, stackMem: 33 * mib}, 100},
+		{"live heap and stacks past target", 96 * mib, 60 * mib, gcRoots{live: 60 * mib, stacks: 10 * mib, stackMem: 50 * mib}, 100},
+		{"live heap at target", 96 * mib, 96 * mib, gcRoots{live: 96 * mib}, 100},
+		{"nothing live", 96 * mib, 0, gcRoots{}, 100},
+		{"live heap near zero: bounded", 96 * mib, 1 * mib, gcRoots{live: 1 * mib, stackMem: 1 * mib}, maxGCPercent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := gcPercent(tt.target, tt.roots); got != tt.want {
-				t.Errorf("gcPercent(%d, %+v) = %d, want %d", tt.target, tt.roots, got, tt.want)
+			if got := gcPercent(tt.target, tt.prev, tt.roots); got != tt.want {
+				t.Errorf("gcPercent(%d, %d, %+v) = %d, want %d", tt.target, tt.prev, tt.roots, got, tt.want)
 			}
 		})
 	}
