@@ -83,7 +83,7 @@ func BenchmarkCrawl(b *testing.B) {
 	}
 	runtime.GC()
 	worldRSS := procStatusMiB(b, "VmRSS")
-	cpu0 := cpuTime(b)
+	cpu0, sys0 := cpuTime(b), sysTime(b)
 	var elapsed time.Duration
 	var inFlight atomic.Int64
 	peaks := sampleMemory(b, &inFlight, os.Getenv("SPYDER_BENCH_HEAPPROFILE"))
@@ -112,6 +112,7 @@ func BenchmarkCrawl(b *testing.B) {
 	// CPU per host: what the 2-core ceiling is, whatever else the machine
 	// is running.
 	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(time.Millisecond)/probed, "cpu-ms/host")
+	b.ReportMetric(float64(sysTime(b)-sys0)/float64(time.Millisecond)/probed, "sys-ms/host")
 	peak := procStatusMiB(b, "VmHWM")
 	b.ReportMetric(peak, "peak-RSS-MiB")
 	b.ReportMetric(worldRSS, "start-RSS-MiB")
@@ -282,4 +283,13 @@ func cpuTime(tb testing.TB) time.Duration {
 		tb.Fatalf("getrusage: %v", err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// sysTime returns the system CPU time the process used so far.
+func sysTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Stime.Nano())
 }

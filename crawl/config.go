@@ -124,6 +124,14 @@ type Config struct {
 	// ASN, when set, gives each IP node its AS number, organisation and
 	// announced prefix, and an IN_AS edge to "AS<number>".
 	ASN *asn.DB
+	// HeapTarget is how large the heap and goroutine stacks may grow
+	// before the garbage collector runs, where Go's default pacing
+	// would run it sooner (never later than the default where they
+	// are larger); 0 means DefaultHeapTarget, a negative value leaves
+	// the pacing to Go. It paces the whole process: the first Crawler
+	// made with a positive target sets it, and none does when GOGC or
+	// GOMEMLIMIT is set in the environment.
+	HeapTarget int64
 }
 
 // robots.txt cache bounds: hosts remembered, and for how long (RFC 9309
@@ -154,6 +162,7 @@ func New(cfg Config) (*Crawler, error) {
 	for _, t := range cfg.ExcludeTLDs {
 		c.exclude[strings.ToLower(strings.Trim(strings.TrimSpace(t), "."))] = true
 	}
+	paceGC(cfg.HeapTarget)
 	return c, nil
 }
 
@@ -179,6 +188,9 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	if cfg.LimitKey == nil {
 		cfg.LimitKey = func(host string, _ netip.Addr) string { return host }
+	}
+	if cfg.HeapTarget == 0 {
+		cfg.HeapTarget = DefaultHeapTarget
 	}
 	cfg.BodyCap = positiveOr(cfg.BodyCap, DefaultBodyCap)
 	cfg.MaxRedirects = countOr(cfg.MaxRedirects, DefaultMaxRedirects)

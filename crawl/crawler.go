@@ -218,10 +218,10 @@ func (p *probe) recordDNS(ans *dnsAnswer) {
 // dnsGraph returns what the answers about the probed host make: its domain
 // node (with its TXT), an IP node and RESOLVES_TO edge per address, and
 // ALIAS_OF, USES_NS and USES_MX edges. A CNAME to the host itself gives no
-// edge: a host is never its own alias.
-func (p *probe) dnsGraph(ans *dnsAnswer) (DomainNode, []IPNode, []Edge) {
+// edge: a host is never its own alias. The edges have room for room more.
+func (p *probe) dnsGraph(ans *dnsAnswer, room int) (DomainNode, []IPNode, []Edge) {
 	ips := make([]IPNode, 0, len(ans.addrs))
-	edges := make([]Edge, 0, 2*len(ans.addrs)+1+len(ans.ns)+len(ans.mx))
+	edges := make([]Edge, 0, 2*len(ans.addrs)+1+len(ans.ns)+len(ans.mx)+room)
 	edge := func(typ, target string) {
 		edges = append(edges, Edge{Type: typ, Source: p.host, Target: target})
 	}
@@ -285,7 +285,7 @@ func (p *probe) finish() *Result {
 	r.Outcome.Steps[0].Resolvers = p.resolvers // StepDNS
 	r.Outcome.Host = r.Host
 	if p.dns != nil {
-		d, ips, edges := p.dnsGraph(p.dns)
+		d, ips, edges := p.dnsGraph(p.dns, len(p.edges))
 		r.Domains = append(r.Domains, d)
 		if len(ips) > 0 {
 			r.IPs = ips
@@ -295,17 +295,21 @@ func (p *probe) finish() *Result {
 		}
 	}
 	r.Edges = p.edges
-	seenDomain := make(map[string]bool)
+	targets := 0
+	for _, e := range r.Edges {
+		if toDomain(e.Type) {
+			targets++
+		}
+	}
+	r.Domains = slices.Grow(r.Domains, targets)
+	seenDomain := make(map[string]bool, len(r.Domains)+targets)
 	for _, d := range r.Domains {
 		seenDomain[d.Host] = true
 	}
 	for _, e := range r.Edges {
-		switch e.Type {
-		case UsesNS, UsesMX, AliasOf, LinksTo, RedirectsTo:
-			if !seenDomain[e.Target] {
-				seenDomain[e.Target] = true
-				r.Domains = append(r.Domains, DomainNode{Host: e.Target})
-			}
+		if toDomain(e.Type) && !seenDomain[e.Target] {
+			seenDomain[e.Target] = true
+			r.Domains = append(r.Domains, DomainNode{Host: e.Target})
 		}
 	}
 	for i := range r.Domains {
@@ -320,4 +324,14 @@ func (p *probe) finish() *Result {
 		e.ObservedAt, e.ProbeID, e.RunID = now, p.c.cfg.ProbeID, p.c.cfg.RunID
 	}
 	return r
+}
+
+// toDomain reports whether an edge of type typ points at a host, whose
+// domain node the result holds.
+func toDomain(typ string) bool {
+	switch typ {
+	case UsesNS, UsesMX, AliasOf, LinksTo, RedirectsTo:
+		return true
+	}
+	return false
 }

@@ -49,16 +49,16 @@ func newResolver(servers []string, timeout time.Duration, retries int, now func(
 type lookup struct {
 	r      *resolver
 	qs     *dnsQuestions
-	final  []*dns.Msg // answers to keep
-	failed []*dns.Msg // the last SERVFAIL or REFUSED answer, kept if no other comes
-	errs   []error    // the last error of a question without an answer
-	badAt  [][]int    // servers (index in r.ups) that answered SERVFAIL or REFUSED
-	asked  []bool     // servers this lookup has asked
-	socks  map[int]*socketUse
-	inbox  chan dnsPacket // answers from every server asked
-	later  []dnsPacket    // answers from a server other than the one being asked
-	order  []int          // servers in the order first asked
-	counts map[int]*ResolverCounts
+	final  []*dns.Msg       // answers to keep
+	failed []*dns.Msg       // the last SERVFAIL or REFUSED answer, kept if no other comes
+	errs   []error          // the last error of a question without an answer
+	badAt  [][]int          // servers (index in r.ups) that answered SERVFAIL or REFUSED
+	asked  []bool           // servers this lookup has asked
+	socks  []*socketUse     // by server (index in r.ups), nil until used
+	inbox  chan dnsPacket   // answers from every server asked
+	later  []dnsPacket      // answers from a server other than the one being asked
+	order  []int            // servers in the order first asked
+	counts []ResolverCounts // by server, set once asked
 }
 
 // socketUse is a lookup's share of a socket to one server: the IDs its
@@ -80,8 +80,8 @@ type socketUse struct {
 func (r *resolver) exchange(ctx context.Context, host string, types []uint16) ([]*dns.Msg, []error, []ResolverCounts) {
 	n := len(types)
 	l := &lookup{r: r, final: make([]*dns.Msg, n), failed: make([]*dns.Msg, n), errs: make([]error, n),
-		badAt: make([][]int, n), asked: make([]bool, len(r.ups)), socks: map[int]*socketUse{},
-		inbox: make(chan dnsPacket, n*(r.retries+1)+2), counts: map[int]*ResolverCounts{}}
+		badAt: make([][]int, n), asked: make([]bool, len(r.ups)), socks: make([]*socketUse, len(r.ups)),
+		inbox: make(chan dnsPacket, n*(r.retries+1)+2), counts: make([]ResolverCounts, len(r.ups))}
 	defer l.close()
 	qs, err := newQuestions(host, types)
 	if err != nil {
@@ -156,7 +156,7 @@ func (l *lookup) ask(ctx context.Context, u int, want []int) attemptEnd {
 	if !l.asked[u] {
 		l.asked[u] = true
 		l.order = append(l.order, u)
-		l.counts[u] = &ResolverCounts{Server: l.r.ups[u].server}
+		l.counts[u] = ResolverCounts{Server: l.r.ups[u].server}
 	}
 	use, err := l.socket(ctx, u)
 	if err != nil {
@@ -251,7 +251,7 @@ func (l *lookup) receive(ctx context.Context, u int, timer *time.Timer) (dnsPack
 // first use and kept for a later attempt on the same server, so that a
 // late answer to an earlier attempt still counts.
 func (l *lookup) socket(ctx context.Context, u int) (*socketUse, error) {
-	if use, ok := l.socks[u]; ok {
+	if use := l.socks[u]; use != nil {
 		return use, nil
 	}
 	s, ids, err := l.r.pools[u].acquire(ctx, len(l.qs.types), l.inbox)
@@ -265,7 +265,9 @@ func (l *lookup) socket(ctx context.Context, u int) (*socketUse, error) {
 
 func (l *lookup) close() {
 	for _, use := range l.socks {
-		use.s.release(use.ids)
+		if use != nil {
+			use.s.release(use.ids)
+		}
 	}
 }
 
@@ -319,7 +321,7 @@ func (l *lookup) result(ctx context.Context) ([]*dns.Msg, []error, []ResolverCou
 	}
 	counts := make([]ResolverCounts, len(l.order))
 	for k, u := range l.order {
-		counts[k] = *l.counts[u]
+		counts[k] = l.counts[u]
 	}
 	return l.final, l.errs, counts
 }

@@ -50,17 +50,13 @@ func ExtractLinks(r io.Reader, page *url.URL) []string {
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
-		name, hasAttr := z.TagName()
-		if !hasAttr {
-			continue
-		}
-		a := atom.Lookup(name)
+		a := tagAtom(z.Raw())
 		want, isLink := linkAttr[a]
 		if !isLink && a != atom.Base {
 			continue
 		}
 		// As in browsers, only the first of duplicate attributes counts.
-		for hasAttr {
+		for hasAttr := true; hasAttr; {
 			var k, v []byte
 			k, v, hasAttr = z.TagAttr()
 			switch {
@@ -98,6 +94,33 @@ func ExtractLinks(r io.Reader, page *url.URL) []string {
 		hosts = append(hosts, string(h))
 	}
 	return hosts
+}
+
+// tagAtom returns the atom of a start tag's name, read from raw, the
+// tag's bytes as the document holds them ("<A href=...>"): the name runs
+// from after the '<' to the first space, '/' or '>', as the tokenizer
+// reads it, and is lowercased in ASCII, as its TagName does. A name longer
+// than any element links are taken from is 0. Unlike TagName, it
+// allocates nothing; a name holding a NUL, which TagName would give with
+// U+FFFD in its place, matches no atom either way.
+func tagAtom(raw []byte) atom.Atom {
+	var name [8]byte
+	n := 0
+	for _, c := range raw[1:] {
+		switch c {
+		case ' ', '\n', '\r', '\t', '\f', '/', '>':
+			return atom.Lookup(name[:n])
+		}
+		if n == len(name) {
+			return 0
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		name[n] = c
+		n++
+	}
+	return atom.Lookup(name[:n])
 }
 
 // resolve parses s as a URL the way an HTML attribute holds it (surrounding
