@@ -55,6 +55,7 @@ local function lh_open(base, kind, load)
     keyf = keyf .. '#%d',
   }
   t.size = 2 ^ t.l
+  t.limit = load * (t.size + t.p)
   return t
 end
 
@@ -147,13 +148,16 @@ local function lh_split(t)
   if t.p == t.size then
     t.l, t.p, t.size = t.l + 1, 0, 2 * t.size
   end
+  t.limit = t.load * lh_buckets(t)
 end
 
 -- lh_added counts d members more in t, and splits buckets while t holds
--- more than its load a bucket.
+-- more than its load a bucket (t.limit members: kept with the geometry,
+-- as each new host asks).
 local function lh_added(t, d)
-  t.n = t.n + d
-  while t.n > t.load * lh_buckets(t) do
+  local n = t.n + d
+  t.n = n
+  while n > t.limit do
     lh_split(t)
   end
 end
@@ -204,7 +208,12 @@ local function rec_add(t, h, v, x)
     rec_put(t, h, v, x)
     return true
   end
-  local home = lh_key(t, x)
+  local size = t.size -- home = lh_key(t, x), written out
+  local i = x % size
+  if i < t.p then
+    i = x % (2 * size)
+  end
+  local home = format(t.keyf, i)
   if redis.call('HSETNX', home, h, v) == 0 then
     return false
   end
@@ -213,7 +222,11 @@ local function rec_add(t, h, v, x)
     redis.call('HDEL', home, h)
     return false
   end
-  lh_added(t, 1)
+  local n = t.n + 1 -- lh_added(t, 1), its split check written out
+  t.n = n
+  if n > t.limit then
+    lh_added(t, 0)
+  end
   return true
 end
 
