@@ -87,8 +87,12 @@ end
 -- that bit set. A member of bucket p has x mod 2^l = p, so it moves to p +
 -- 2^l exactly when bit l of x is set: testing one character of the SHA-1
 -- spares the split a substring and a number for each member it rehashes
--- (it hashes every member of the bucket: the most of its cost).
+-- (it hashes every member of the bucket: the most of its cost). They are
+-- kept in t for its level, for the splits of a call that grows the table.
 local function lh_movebit(t)
+  if t.movel == t.l then
+    return t.movepos, t.movehigh
+  end
   local pos, w, high = 8 - math.floor(t.l / 4), 2 ^ (t.l % 4), {}
   if pos >= 1 then -- beyond bit 31, x (under 2^32) has no bit set
     for v = 0, 15 do
@@ -97,6 +101,7 @@ local function lh_movebit(t)
       high[string.byte(string.format('%X', v))] = set
     end
   end
+  t.movel, t.movepos, t.movehigh = t.l, pos, high
   return pos, high
 end
 
@@ -199,8 +204,9 @@ end
 
 -- rec_add gives host h, whose hash is x, the record v unless it has one
 -- already, and reports whether it did: one write for a new host, where
--- rec_get then rec_put would read its bucket twice.
-local function rec_add(t, h, v, x)
+-- rec_get then rec_put would read its bucket twice. home, when given, is
+-- the key of h's bucket, lh_key(t, x), which x may then be nil for.
+local function rec_add(t, h, v, x, home)
   if #h > 64 or #v > 64 then
     if rec_get(t, h, x) then
       return false
@@ -208,12 +214,14 @@ local function rec_add(t, h, v, x)
     rec_put(t, h, v, x)
     return true
   end
-  local size = t.size -- home = lh_key(t, x), written out
-  local i = x % size
-  if i < t.p then
-    i = x % (2 * size)
+  if not home then
+    local size = t.size -- lh_key(t, x), written out
+    local i = x % size
+    if i < t.p then
+      i = x % (2 * size)
+    end
+    home = format(t.keyf, i)
   end
-  local home = format(t.keyf, i)
   if redis.call('HSETNX', home, h, v) == 0 then
     return false
   end

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	_ "embed"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -32,7 +33,12 @@ func (s *Store) Grow(ctx context.Context, more int) error {
 		if err != nil {
 			return err
 		}
-		if toInt64(v) == 0 {
+		r, _ := v.([]any)
+		if len(r) != 3 {
+			return fmt.Errorf("grow: script replied %v, want 3 numbers", v)
+		}
+		if toInt64(r[0]) == 0 {
+			s.geo.Store(&tableGeo{buckets: toInt64(r[1]), n: toInt64(r[2])})
 			return nil
 		}
 	}

@@ -10,12 +10,12 @@
 -- as many as adding that many hosts would have split it into. A table
 -- without members takes that geometry at once: its buckets are no keys,
 -- so nothing moves. Otherwise buckets split one by one, as adding hosts
--- would split them, at most ARGV[2] in a call. Returns how many buckets
--- are still to come (0: the table has room).
+-- would split them, at most ARGV[2] in a call. Returns {the buckets still
+-- to come (0: the table has room), its buckets, its members}.
 local t = hosts_open(KEYS[1])
 local want = math.min(math.ceil((t.n + tonumber(ARGV[1])) / t.load), 2 ^ 26)
 if want <= lh_buckets(t) then
-  return 0
+  return {0, lh_buckets(t), t.n}
 end
 if t.n == 0 then
   local l = 0
@@ -23,7 +23,7 @@ if t.n == 0 then
     l = l + 1
   end
   redis.call('HSET', KEYS[1], 'l', string.format('%d', l), 'p', string.format('%d', want - 2 ^ l), 'n', '0')
-  return 0
+  return {0, want, 0}
 end
 for _ = 1, tonumber(ARGV[2]) do
   if lh_buckets(t) >= want then
@@ -32,4 +32,4 @@ for _ = 1, tonumber(ARGV[2]) do
   lh_split(t)
 end
 redis.call('HSET', KEYS[1], 'l', string.format('%d', t.l), 'p', string.format('%d', t.p))
-return want - lh_buckets(t)
+return {want - lh_buckets(t), lh_buckets(t), t.n}

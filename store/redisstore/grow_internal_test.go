@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -189,5 +191,89 @@ func TestSharded_Grow_EachShardTakesItsShare(t *testing.T) {
 		if !ok {
 			t.Fatalf("host %s not found queued", hs[i])
 		}
+	}
+}
+
+// TestHomeBucket_MatchesLua: the bucket keys Seed sends are the ones
+// lh_key of buckets.lua finds, for tables of every shape (2^l + p buckets,
+// p from 0 to near 2^l) and hashes over all 32 bits: were they to differ,
+// a seeded host would sit in a bucket its own lookups never read, and be
+// seeded again.
+func TestHomeBucket_MatchesLua(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer c.Close()
+	base := redistest.Prefix(t) + "%d:hosts"
+	xs := []uint32{0, 1, 2, 3, 1<<31 - 1, 1 << 31, 1<<32 - 1}
+	for i := range 300 {
+		xs = append(xs, hostHash(fmt.Sprintf("h%d.example", i)))
+	}
+	var packed []byte
+	for _, x := range xs {
+		packed = binary.BigEndian.AppendUint32(packed, x)
+	}
+	lua := redis.NewScript(bucketsLua + `
+local t = hosts_open(KEYS[1])
+local out = {}
+for i = 1, #ARGV[1] / 4 do
+  out[i] = lh_key(t, lh_unpacked(ARGV[1], i))
+end
+return out`)
+	for _, nb := range []int64{1, 2, 3, 5, 7, 8, 1000, 2500, 25_000, 1<<20 + 12_345, 1<<21 - 1} {
+		l := int64(bits.Len64(uint64(nb)) - 1)
+		c.HSet(ctx, base+"#meta", "l", l, "p", nb-1<<l)
+		got, err := lua.Run(ctx, c, []string{base + "#meta"}, packed).StringSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range xs {
+			if want := bucketKey(base, homeBucket(x, nb)); got[i] != want {
+				t.Fatalf("%d buckets, hash %d: lh_key = %s, homeBucket gives %s", nb, x, got[i], want)
+			}
+		}
+	}
+}
+
+// TestStore_Seed_KeysOfAnotherGeometry: the bucket keys a process computes
+// from what its last seed call saw are not used once the table changed:
+// another process filling it so that this call splits it partway (the keys
+// are dropped from the first split on), or growing it (its bucket count
+// differs). Every host is found where its lookups read.
+func TestStore_Seed_KeysOfAnotherGeometry(t *testing.T) {
+	ctx := context.Background()
+	c, a := openHostsTest(t)
+	b, err := Open(ctx, c, Options{Key: a.base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	seed := func(s *Store, hs []host.Name) {
+		t.Helper()
+		if res, err := s.Seed(ctx, hs); err != nil || res.Added != len(hs) {
+			t.Fatalf("Seed = %+v, %v; want %d added", res, err, len(hs))
+		}
+	}
+	if err := a.Grow(ctx, 2000); err != nil { // 50 buckets, room for 2,000
+		t.Fatal(err)
+	}
+	seed(a, growHosts(0, 1000))
+	seed(b, growHosts(1000, 990)) // 1,990 members, still 50 buckets
+	if g := a.geo.Load(); g == nil || g.buckets != 50 || g.n != 1000 {
+		t.Fatalf("a's geometry %+v, want 50 buckets, 1000 members", g)
+	}
+	seed(a, growHosts(1990, 1000)) // splits after its first 10
+	g := a.geo.Load()
+	if err := b.Grow(ctx, 20_000); err != nil { // a's buckets are gone
+		t.Fatal(err)
+	}
+	room := int(hostLoad*g.buckets - g.n)
+	if room <= 0 {
+		t.Fatalf("a's geometry %+v leaves no room to send keys with", g)
+	}
+	seed(a, growHosts(2990, room)) // with a's geometry, stale
+	all := growHosts(0, 2990+room)
+	mustAllQueued(t, a, all)
+	if res, err := b.Seed(ctx, all); err != nil || res.Added != 0 {
+		t.Errorf("seeding all again = %+v, %v; want 0 added", res, err)
 	}
 }

@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	_ "embed"
+	"encoding/binary"
+	"fmt"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -22,6 +24,10 @@ var seedLua string
 
 var seedScript = redis.NewScript(bucketsLua + seedLua)
 
+// tableGeo is what a seed call reports of the host table: its buckets and
+// members.
+type tableGeo struct{ buckets, n int64 }
+
 // Seed implements [queue.Queue]: one script call per chunk of 1,000
 // hosts, with their hashes (appendHostHash), dedups against the host table
 // and pushes the new ones. Items carry the client's clock as ts. When ctx
@@ -38,21 +44,21 @@ func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, 
 		return res, err
 	}
 	ts := strconv.FormatInt(s.wallNow().Unix(), 10)
-	args := make([]any, 0, seedChunk+2) // ts, the hosts' hashes, then hosts
+	args := make([]any, 0, 2*seedChunk+3)
 	xs := make([]byte, 0, 4*seedChunk)
 	for first := 0; first < len(hosts); first += seedChunk {
 		part := hosts[first:min(first+seedChunk, len(hosts))]
-		args, xs = append(args[:0], ts, nil), xs[:0]
-		for _, h := range part {
-			args = append(args, string(h))
-			xs = appendHostHash(xs, string(h))
-		}
-		args[1] = xs
+		args, xs = s.seedArgs(args[:0], xs[:0], ts, part)
 		v, err := s.seedRun(ctx, []string{s.k.pending, s.k.hostsMeta}, args...)
 		if err != nil {
 			return res, err
 		}
-		added := int(toInt64(v))
+		r, _ := v.([]any)
+		if len(r) != 3 {
+			return res, fmt.Errorf("seed: script replied %v, want 3 numbers", v)
+		}
+		added := int(toInt64(r[0]))
+		s.geo.Store(&tableGeo{buckets: toInt64(r[1]), n: toInt64(r[2])})
 		res.Added += added
 		res.Duplicate += len(part) - added
 		if rest := len(hosts) - len(part); first == 0 && rest > 0 {
@@ -62,4 +68,30 @@ func (s *Store) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult, 
 		}
 	}
 	return res, nil
+}
+
+// seedArgs appends to args the ARGV of seed.lua for hosts: ts, their
+// hashes (packed into xs), and, when the last seed call left a table that
+// cannot split while these are added (all of them new), the bucket count
+// and each host's bucket key.
+func (s *Store) seedArgs(args []any, xs []byte, ts string, hosts []host.Name) ([]any, []byte) {
+	for _, h := range hosts {
+		xs = appendHostHash(xs, string(h))
+	}
+	g := s.geo.Load()
+	keyed := g != nil && g.n+int64(len(hosts)) <= hostLoad*g.buckets
+	nb := ""
+	if keyed {
+		nb = strconv.FormatInt(g.buckets, 10)
+	}
+	args = append(args, ts, xs, nb)
+	for _, h := range hosts {
+		args = append(args, string(h))
+	}
+	if keyed {
+		for i := range hosts {
+			args = append(args, bucketKey(s.k.hosts, homeBucket(binary.BigEndian.Uint32(xs[4*i:]), g.buckets)))
+		}
+	}
+	return args, xs
 }
