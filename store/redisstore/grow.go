@@ -23,9 +23,10 @@ var growScript = redis.NewScript(bucketsLua + growLua)
 // so that seeding them splits no bucket: a split rehashes every member of
 // the bucket it splits, which costs about as much again as adding the
 // hosts. An empty table just takes its final size (buckets without members
-// are no keys, so room not filled costs no memory); a table with members
-// splits its buckets now, as seeding would have, a few dozen per script
-// call. A table already that large is left as it is. When ctx ends the
+// are no keys, so room not yet filled costs nothing, and a table that gets
+// half the hosts it made room for keeps about 2 bytes more a host); a
+// table with members splits its buckets now, as seeding would have, a few
+// dozen per script call. A table already that large is left as it is. When ctx ends the
 // splits done stay done, and the table is as correct as after any split.
 func (s *Store) Grow(ctx context.Context, more int) error {
 	for more > 0 {
