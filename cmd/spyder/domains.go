@@ -19,6 +19,7 @@ import (
 const (
 	maxDomainLine = 4096   // a host is at most 253 bytes; a URL may be longer
 	seedChunk     = 10_000 // hosts per Seed call
+	sampleChunk   = 1_000  // hosts of the first Seed call when the queue can grow ahead
 	maxLoggedBad  = 10     // rejected lines logged one by one
 )
 
@@ -47,7 +48,10 @@ func seedDomains(ctx context.Context, q queue.Worker, path string, stdin io.Read
 		return seedReport{}, err
 	}
 	defer closeFile()
-	s := &seeder{q: q, log: log, path: path, name: name}
+	s := &seeder{q: q, log: log, path: path, name: name, chunk: seedChunk}
+	if err := s.planGrowth(path); err != nil {
+		return s.rep, err
+	}
 	if err := s.readAll(ctx, r); err != nil {
 		return s.rep, err
 	}
@@ -112,6 +116,82 @@ type seeder struct {
 	rep       seedReport
 	hostLines int // lines that are neither blank nor a comment
 	hosts     []host.Name
+
+	chunk     int    // hosts per Seed call: sampleChunk until grow ran
+	fileHosts int    // host lines in the whole file, when known ahead
+	grow      grower // the queue, when it can grow ahead
+}
+
+// grower is a queue whose seen set can make room ahead for hosts about to
+// be seeded, so that they are added without rehashing it as it grows (the
+// Redis host table: see redisstore.Store.Grow).
+type grower interface {
+	Grow(ctx context.Context, more int) error
+}
+
+// planGrowth prepares growing the queue ahead when it can grow and path is
+// a regular file: it counts the file's host lines, and the first Seed call
+// takes a sample of sampleChunk hosts, whose share of new ones tells how
+// many of the rest will be new (seeding a list again grows nothing).
+func (s *seeder) planGrowth(path string) error {
+	g, ok := s.q.(grower)
+	if !ok || path == "-" {
+		return nil
+	}
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	n, err := countHostLines(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.name, pathErr(err))
+	}
+	if n > seedChunk {
+		s.grow, s.fileHosts, s.chunk = g, n, sampleChunk
+	}
+	return nil
+}
+
+// growAhead, after the sample, makes room for the new hosts the rest of the
+// file is expected to hold (once; nothing when the queue cannot grow).
+func (s *seeder) growAhead(ctx context.Context) error {
+	g := s.grow
+	s.grow, s.chunk = nil, seedChunk
+	if g == nil {
+		return nil
+	}
+	more := int(int64(s.fileHosts-s.hostLines) * int64(s.rep.Added) / int64(s.hostLines))
+	if err := g.Grow(ctx, more); err != nil {
+		return fmt.Errorf("seed from %s: make room for %d hosts: %w", s.name, more, err)
+	}
+	return nil
+}
+
+// countHostLines counts the lines of the file at path that are neither
+// blank nor a comment: the hosts it holds, give or take a rejected line.
+func countHostLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	n, start := 0, true // start: at the first byte of a line not yet counted
+	for {
+		line, err := r.ReadSlice('\n')
+		if start {
+			t := bytes.TrimSpace(bytes.TrimPrefix(line, []byte("\ufeff")))
+			if len(t) > 0 && t[0] != '#' {
+				n++
+			}
+		}
+		start = !errors.Is(err, bufio.ErrBufferFull)
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil && start {
+			return n, err
+		}
+	}
 }
 
 // readAll reads r line by line to its end, seeding every full chunk.
@@ -135,8 +215,11 @@ func (s *seeder) readAll(ctx context.Context, r *bufio.Reader) error {
 		if err != nil {
 			return fmt.Errorf("%s: read line %d: %w", s.name, s.rep.Lines+1, err)
 		}
-		if len(s.hosts) >= seedChunk {
+		if len(s.hosts) >= s.chunk {
 			if err := s.flush(ctx); err != nil {
+				return err
+			}
+			if err := s.growAhead(ctx); err != nil {
 				return err
 			}
 		}

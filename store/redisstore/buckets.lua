@@ -55,6 +55,7 @@ local function lh_open(base, kind, load)
     keyf = keyf .. '#%d',
   }
   t.size = 2 ^ t.l
+  t.limit = load * (t.size + t.p)
   return t
 end
 
@@ -86,8 +87,12 @@ end
 -- that bit set. A member of bucket p has x mod 2^l = p, so it moves to p +
 -- 2^l exactly when bit l of x is set: testing one character of the SHA-1
 -- spares the split a substring and a number for each member it rehashes
--- (it hashes every member of the bucket: the most of its cost).
+-- (it hashes every member of the bucket: the most of its cost). They are
+-- kept in t for its level, for the splits of a call that grows the table.
 local function lh_movebit(t)
+  if t.movel == t.l then
+    return t.movepos, t.movehigh
+  end
   local pos, w, high = 8 - math.floor(t.l / 4), 2 ^ (t.l % 4), {}
   if pos >= 1 then -- beyond bit 31, x (under 2^32) has no bit set
     for v = 0, 15 do
@@ -96,6 +101,7 @@ local function lh_movebit(t)
       high[string.byte(string.format('%X', v))] = set
     end
   end
+  t.movel, t.movepos, t.movehigh = t.l, pos, high
   return pos, high
 end
 
@@ -147,13 +153,16 @@ local function lh_split(t)
   if t.p == t.size then
     t.l, t.p, t.size = t.l + 1, 0, 2 * t.size
   end
+  t.limit = t.load * lh_buckets(t)
 end
 
 -- lh_added counts d members more in t, and splits buckets while t holds
--- more than its load a bucket.
+-- more than its load a bucket (t.limit members: kept with the geometry,
+-- as each new host asks).
 local function lh_added(t, d)
-  t.n = t.n + d
-  while t.n > t.load * lh_buckets(t) do
+  local n = t.n + d
+  t.n = n
+  while n > t.limit do
     lh_split(t)
   end
 end
@@ -195,8 +204,9 @@ end
 
 -- rec_add gives host h, whose hash is x, the record v unless it has one
 -- already, and reports whether it did: one write for a new host, where
--- rec_get then rec_put would read its bucket twice.
-local function rec_add(t, h, v, x)
+-- rec_get then rec_put would read its bucket twice. home, when given, is
+-- the key of h's bucket, lh_key(t, x), which x may then be nil for.
+local function rec_add(t, h, v, x, home)
   if #h > 64 or #v > 64 then
     if rec_get(t, h, x) then
       return false
@@ -204,7 +214,14 @@ local function rec_add(t, h, v, x)
     rec_put(t, h, v, x)
     return true
   end
-  local home = lh_key(t, x)
+  if not home then
+    local size = t.size -- lh_key(t, x), written out
+    local i = x % size
+    if i < t.p then
+      i = x % (2 * size)
+    end
+    home = format(t.keyf, i)
+  end
   if redis.call('HSETNX', home, h, v) == 0 then
     return false
   end
@@ -213,7 +230,11 @@ local function rec_add(t, h, v, x)
     redis.call('HDEL', home, h)
     return false
   end
-  lh_added(t, 1)
+  local n = t.n + 1 -- lh_added(t, 1), its split check written out
+  t.n = n
+  if n > t.limit then
+    lh_added(t, 0)
+  end
   return true
 end
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -50,6 +51,18 @@ func hostHash(h string) uint32 {
 // lh_unpacked of buckets.lua reads them.
 func appendHostHash(b []byte, h string) []byte {
 	return binary.BigEndian.AppendUint32(b, hostHash(h))
+}
+
+// homeBucket is lh_key of buckets.lua as a bucket number: the bucket a
+// member whose hash is x lives in, in a table of nb buckets (2^l + p, p
+// below 2^l): x mod 2^l, or x mod 2^(l+1) when that is below p.
+func homeBucket(x uint32, nb int64) int64 {
+	size := int64(1) << (bits.Len64(uint64(nb)) - 1)
+	i := int64(x) % size
+	if i < nb-size {
+		i = int64(x) % (2 * size)
+	}
+	return i
 }
 
 // bucketKey is the key of bucket i of the table at base.

@@ -23,7 +23,7 @@ var bucketsLua string
 // allScripts are loaded by Open, so the first call of each is an EVALSHA
 // and a server without scripting fails at once.
 var allScripts = []*redis.Script{
-	seedScript, leaseAckScript, leaseAckBareScript, extendScript, finishScript, releaseScript,
+	seedScript, growScript, leaseAckScript, leaseAckBareScript, extendScript, finishScript, releaseScript,
 	reclaimScript, statsScript, retryDeadScript, purgeDeadScript, snapshotScript, loadScript,
 	heartbeatScript, probeListScript, queuedScript, requeueScript, hostPutScript,
 	emitClaimScript, emitMarkScript,

@@ -56,6 +56,10 @@ type Store struct {
 
 	seedWait time.Duration // Options.SeedWait
 
+	// geo is the host table's geometry as the last seed call left it (nil:
+	// not known), from which Seed computes the keys of the hosts' buckets.
+	geo atomic.Pointer[tableGeo]
+
 	// replies is this store's hash of recent script outcomes, so that a
 	// call the client retries after losing its reply is answered again
 	// instead of run twice (leaseack.lua, finish.lua). Tokens number the
