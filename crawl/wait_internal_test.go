@@ -121,12 +121,17 @@ func TestAwaitReadable_NotASocket(t *testing.T) {
 // connection with wire, in one record, after delay, then reads and never
 // answers again.
 func answerOnce(t *testing.T, delay time.Duration, wire string) *tlsServer {
+	return answerWhen(t, func() { time.Sleep(delay) }, wire)
+}
+
+// answerWhen is answerOnce answering once wait returns.
+func answerWhen(t *testing.T, wait func(), wire string) *tlsServer {
 	return startTLSServer(t, &tls.Config{DynamicRecordSizingDisabled: true}, func(tc *tls.Conn) {
 		buf := make([]byte, 4096)
 		if _, err := tc.Read(buf); err != nil {
 			return
 		}
-		time.Sleep(delay)
+		wait()
 		if _, err := io.WriteString(tc, wire); err != nil {
 			return
 		}
@@ -172,30 +177,40 @@ func get(ctx context.Context, p *probe, hc *httpConn, path string) (*http.Respon
 
 // TestReadFirst_WaitsOnTheSocket: while a probe waits for a response its
 // goroutine is parked in awaitReadable, not in the TLS read, and the
-// response is read whole when it comes.
+// response is read whole when it comes. The server answers only once the
+// probe's goroutine was seen parked in one or the other.
 func TestReadFirst_WaitsOnTheSocket(t *testing.T) {
 	const body = "hello"
-	srv := answerOnce(t, 500*time.Millisecond, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"+body)
+	release := make(chan struct{})
+	srv := answerWhen(t, func() { <-release }, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"+body)
 	ctx := t.Context()
-	p, hc := httpsConn(ctx, t, srv, 5*time.Second)
+	p, hc := httpsConn(ctx, t, srv, 10*time.Second)
 	if hc.fc == nil {
 		t.Fatal("https connection without its finishedConn")
 	}
-	stacks := make(chan string, 1)
-	go func() {
-		time.Sleep(250 * time.Millisecond)
-		buf := make([]byte, 1<<20)
-		stacks <- string(buf[:runtime.Stack(buf, true)])
-	}()
-	resp, got, err := get(ctx, p, hc, "/")
-	if err != nil || resp.StatusCode != 200 || got != body {
-		t.Fatalf("response %v, body %q, %v; want 200 and %q", resp, got, err, body)
+	type result struct {
+		resp *http.Response
+		body string
+		err  error
 	}
+	got := make(chan result, 1)
+	go func() {
+		resp, b, err := get(ctx, p, hc, "/")
+		got <- result{resp, b, err}
+	}()
 	var waiting string
-	for _, g := range strings.Split(<-stacks, "\n\n") {
-		if strings.Contains(g, "crawl.(*probe).do") {
-			waiting = g
+	for deadline := time.Now().Add(5 * time.Second); waiting == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		buf := make([]byte, 1<<20)
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "crawl.(*probe).do") &&
+				(strings.Contains(g, "crawl.awaitReadable") || strings.Contains(g, "crypto/tls.(*Conn).Read")) {
+				waiting = g
+			}
 		}
+	}
+	close(release)
+	if r := <-got; r.err != nil || r.resp.StatusCode != 200 || r.body != body {
+		t.Fatalf("response %v, body %q, %v; want 200 and %q", r.resp, r.body, r.err, body)
 	}
 	if !strings.Contains(waiting, "crawl.awaitReadable") || strings.Contains(waiting, "crypto/tls.(*Conn).Read") {
 		t.Errorf("the probe waited for its response in:\n%s", waiting)

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"net"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/store/boltstore"
+	"github.com/spyder-crawler/spyder/store/redisstore"
 )
 
 // withHeld gives f's loop a probe file of its own (a real bbolt file),
@@ -165,26 +170,48 @@ func TestLoop_HeldSeedThenAckInOrder(t *testing.T) {
 // expired leases at once and replays the acks before its own reclaim may
 // run (held off after an outage), so no host is probed twice and the run
 // ends soon after Redis returns.
+//
+// The queue's clock, not the wall's, makes the outage longer than the
+// lease: the lease is longer than the test may take (the wait for the
+// run to get under way alone gives up after 20s), so no lease can run out
+// before the outage however slowly a loaded machine runs the heartbeats,
+// and the clock jumps past every lease while Redis is down, so every lease
+// taken before the outage has run out when it comes back.
 func TestLoop_OutageLongerThanLease(t *testing.T) {
 	t.Parallel()
-	srv, _, q := startRestartableRedis(t)
+	clock := &skewClock{}
+	srv, _, q := startRestartableRedisWith(t, redisstore.Options{Now: clock.Now})
 	var out bytes.Buffer
 	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
 	const hosts = 40
 	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: hosts, Seed: 43, HTTPLatency: 300 * time.Millisecond}, hosts, &lockedSink{s: s}, 10*time.Second)
 	withHeld(t, f)
+	watch := watchLoop(f)
+	const ttl = 30 * time.Second
 	f.l.cfg.Concurrency = 8
-	f.l.cfg.LeaseTTL = 2 * time.Second
+	f.l.cfg.LeaseTTL = ttl
 	f.l.cfg.ReclaimEvery = 500 * time.Millisecond
 
 	back := runThroughOutage(t, f, srv, func() bool { return f.l.Done() >= 4 }, "an ack held",
 		func() bool { return len(logLines(f.logs.String(), "queue_held")) > 0 },
-		3*time.Second) // past every lease taken before the outage
+		func() {
+			// A Reclaim sent before the loop saw the outage (it sends none
+			// after) must have failed, as it would in an outage as long as
+			// the lease: else it could reach Redis when it is back, with no
+			// holdoff, and the jump would make that a reclaim.
+			waitFor(t, 20*time.Second, "a Reclaim under way to fail", func() bool { return watch.reclaiming.Load() == 0 })
+			clock.Advance(ttl + time.Second)
+		})
 	t.Logf("finished %v after Redis came back", time.Since(back).Round(time.Millisecond))
-	for _, msg := range []string{"lease_reclaimed", "ack_error"} {
-		if n := len(logLines(f.logs.String(), msg)); n > 0 {
-			t.Errorf("%d %s lines, want 0\n%s", n, msg, f.logs)
-		}
+	if n := len(logLines(f.logs.String(), "ack_error")); n > 0 {
+		t.Errorf("%d ack_error lines, want 0\n%s", n, f.logs)
+	}
+	// No lease the loop held was reclaimed: its host would have been
+	// leased to it again. A Lease that Redis ran just before it stopped,
+	// whose reply was lost, left leases no probe got: those are reclaimed,
+	// and their hosts leased once.
+	if hs := watch.leasedTwice(); len(hs) > 0 {
+		t.Errorf("hosts %v leased twice: a lease the loop held was reclaimed\n%s", hs, f.logs)
 	}
 	// An ack Redis ran just before it stopped, whose reply was lost, is
 	// held and replayed, and the replay finds the lease gone: one
@@ -211,28 +238,102 @@ func TestLoop_OutageLongerThanLease(t *testing.T) {
 // are renewed before any probe may reclaim them.
 func TestLoop_HeartbeatRenewsWhenQueueReturns(t *testing.T) {
 	t.Parallel()
-	_, _, q := startRedisQueue(t)
-	var out bytes.Buffer
-	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
-	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 5, Seed: 44}, 1, &lockedSink{s: s}, 5*time.Second)
-	f.l.cfg.LeaseTTL = time.Hour
-	ctx := t.Context()
-	ls, err := q.Lease(ctx, 1, time.Second, 0)
-	if err != nil || len(ls) != 1 {
-		t.Fatalf("Lease = %v, %v", ls, err)
-	}
-	hbCtx, stop := context.WithCancel(ctx)
+	f, watch, ls := heartbeatFixture(t, 44)
+	hbCtx, stop := context.WithCancel(t.Context())
 	got := make(chan queue.Lease, 1)
-	go func() { got <- f.l.heartbeat(hbCtx, ctx, ls[0]) }()
+	go func() { got <- f.l.heartbeat(hbCtx, t.Context(), ls) }()
 	f.l.link.failed()
-	time.Sleep(50 * time.Millisecond)
 	if d := f.l.link.answered(); d == 0 {
 		t.Fatal("answered() after failed() = 0, want the outage's length")
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The heartbeat may not be waiting yet for the end of that outage: end
+	// outages until it renews (its tick is 20 minutes away).
+	waitUntil(t, 10*time.Second, "the lease renewed after an outage", func() bool {
+		if watch.renewed.Load() > 0 {
+			return true
+		}
+		f.l.link.failed()
+		f.l.link.answered()
+		return false
+	})
 	stop()
 	l := <-got
 	if until := time.Until(l.Deadline); until < 50*time.Minute {
 		t.Errorf("lease deadline %v from now after the queue returned, want about the 1h TTL: not renewed at once", until.Round(time.Second))
 	}
+}
+
+// TestLoop_HeartbeatRenewsWhenQueueReturnsMidCall: an Extend fails while
+// the queue is down, and the queue answers again (another call of the
+// loop got through) before the heartbeat waits once more, here while it
+// logs the failure: the lease is still renewed at once, not at the next
+// tick.
+func TestLoop_HeartbeatRenewsWhenQueueReturnsMidCall(t *testing.T) {
+	t.Parallel()
+	f, watch, ls := heartbeatFixture(t, 45)
+	f.l.log = slog.New(hookHandler{Handler: f.l.log.Handler(), msg: "extend_error", do: func() { f.l.link.answered() }})
+	var mu sync.Mutex
+	poking := true
+	watch.failNext(func() error {
+		mu.Lock()
+		poking = false
+		mu.Unlock()
+		f.l.link.failed() // the outage this call meets
+		return &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	})
+	hbCtx, stop := context.WithCancel(t.Context())
+	got := make(chan queue.Lease, 1)
+	go func() { got <- f.l.heartbeat(hbCtx, t.Context(), ls) }()
+	// End outages until the heartbeat, woken by one, makes the call that
+	// fails; then leave the link to it.
+	waitUntil(t, 10*time.Second, "the heartbeat's first Extend", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if !poking {
+			return true
+		}
+		f.l.link.failed()
+		f.l.link.answered()
+		return false
+	})
+	waitUntil(t, 10*time.Second, "the lease renewed after the outage that ended during the failed call", func() bool {
+		return watch.renewed.Load() > 0
+	})
+	stop()
+	if until := time.Until((<-got).Deadline); until < 50*time.Minute {
+		t.Errorf("lease deadline %v from now, want about the 1h TTL", until.Round(time.Second))
+	}
+}
+
+// heartbeatFixture is a loop over a Redis queue with a lease TTL of an
+// hour (heartbeats tick every 20 minutes), its queue watched, and one
+// host leased for a second.
+func heartbeatFixture(t *testing.T, seed int64) (*loopFixture, *watchQueue, queue.Lease) {
+	t.Helper()
+	_, _, q := startRedisQueue(t)
+	var out bytes.Buffer
+	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
+	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 5, Seed: seed}, 1, &lockedSink{s: s}, 5*time.Second)
+	f.l.cfg.LeaseTTL = time.Hour
+	watch := watchLoop(f)
+	ls, err := q.Lease(t.Context(), 1, time.Second, 0)
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("Lease = %v, %v", ls, err)
+	}
+	return f, watch, ls[0]
+}
+
+// hookHandler is a log handler that calls do when a record with message
+// msg is logged, before writing it.
+type hookHandler struct {
+	slog.Handler
+	msg string
+	do  func()
+}
+
+func (h hookHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.do()
+	}
+	return h.Handler.Handle(ctx, r)
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -277,20 +279,53 @@ func TestLoop_ShutdownReleasesInOneStep(t *testing.T) {
 	}
 }
 
-// TestLoop_HeartbeatKeepsLongProbes gives leases a TTL shorter than the
-// probes of hanging hosts: heartbeats extend them, so no lease is lost or
-// reclaimed and every host is acked once.
+// TestLoop_HeartbeatKeepsLongProbes: probes of hanging hosts outlive
+// their leases' TTL many times over; heartbeats extend the leases, so no
+// lease is lost or reclaimed and every host is acked once.
+//
+// The queue's clock moves only by hand, half a TTL at a time, and only
+// once every lease in flight was leased or extended since the last move:
+// so a lease expires only if its heartbeat stops, however late a loaded
+// machine runs it, and a probe in flight over several moves shows the
+// heartbeats kept its lease past its TTL.
 func TestLoop_HeartbeatKeepsLongProbes(t *testing.T) {
 	t.Parallel()
+	clock := newManualClock()
+	q, err := boltstore.Open(filepath.Join(t.TempDir(), "spyder.db"), boltstore.Options{NoSync: true, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
 	var out bytes.Buffer
 	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
-	// Probes of hanging hosts last 4 s, over three TTLs; a heartbeat comes
-	// every TTL/3, leaving 800 ms for one to be late under -race and load
-	// (with a 600 ms TTL, one was late by more than its 400 ms).
-	f := newLoopFixture(t, crawltest.Options{Hosts: 12, Seed: 23, SlowFraction: 0.5}, 12, &lockedSink{s: s}, 4*time.Second)
-	f.l.cfg.LeaseTTL = 1200 * time.Millisecond
+	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 12, Seed: 23, SlowFraction: 0.5}, 12, &lockedSink{s: s}, 4*time.Second)
+	const ttl = 300 * time.Millisecond // heartbeats every 100 ms of real time
+	f.l.cfg.LeaseTTL = ttl
 	f.l.cfg.ReclaimEvery = 100 * time.Millisecond
-	f.run(t, t.Context())
+	watch := watchLoop(f)
+	done := make(chan error, 1)
+	go func() { done <- f.l.Run(t.Context()) }()
+	spans := map[string]int{} // by lease ID: the moves of the clock it was in flight over
+	for limit := time.After(60 * time.Second); ; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Loop.Run: %v\n%s", err, f.logs)
+			}
+		case <-limit:
+			t.Fatalf("Loop.Run did not return within 60s\n%s", f.logs)
+		case <-time.After(10 * time.Millisecond):
+			if ids := f.inflightIDs(); len(ids) > 0 && watch.allFresh(ids) {
+				clock.Advance(ttl / 2)
+				watch.nextEpoch()
+				for _, id := range ids {
+					spans[id]++
+				}
+			}
+			continue
+		}
+		break
+	}
 	if n := f.l.done.Load(); n != 12 {
 		t.Errorf("done = %d, want 12\n%s", n, f.logs)
 	}
@@ -299,6 +334,20 @@ func TestLoop_HeartbeatKeepsLongProbes(t *testing.T) {
 			t.Errorf("%d %s lines: heartbeats did not hold the leases", n, msg)
 		}
 	}
+	most := 0
+	for _, n := range spans {
+		most = max(most, n)
+	}
+	if most < 4 {
+		t.Errorf("no lease was in flight over more than %d moves of half a TTL, want 4: no lease was kept past its TTL", most)
+	}
+}
+
+// inflightIDs returns the IDs of the leases f's loop holds.
+func (f *loopFixture) inflightIDs() []string {
+	f.l.mu.Lock()
+	defer f.l.mu.Unlock()
+	return slices.Collect(maps.Keys(f.l.inflight))
 }
 
 // TestLoop_ContinuousStopsAtMaxDomains crawls discovered hosts too, and

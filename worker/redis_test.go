@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,7 +51,10 @@ func TestLoop_EnqueueRefusedStopsBeforeAck(t *testing.T) {
 
 // TestLoop_AckWaitsOutRedisRestart: probes that finish while Redis is down
 // ack once it is back, instead of giving up and leaving their hosts to be
-// probed again when the leases expire.
+// probed again when the leases expire. The acks are held until Redis is
+// down, so that each meets the outage: an ack Redis ran just before it
+// stopped, whose reply was lost, would find its lease gone when tried
+// again, which is not what is tested here.
 func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
 	t.Parallel()
 	srv, _, q := startRestartableRedis(t)
@@ -60,10 +64,12 @@ func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
 	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: hosts, Seed: 26, HTTPLatency: 400 * time.Millisecond}, hosts, &lockedSink{s: s}, 10*time.Second)
 	f.l.cfg.Concurrency = hosts
 	f.l.cfg.LeaseTTL = 30 * time.Second // past the test: an ack given up on would stall it
+	acks := watchLoop(f).holdAcks(t)
 
 	runThroughOutage(t, f, srv, func() bool { return f.stats(t).Processing >= hosts/2 }, "acks failing", func() bool {
+		acks.open() // Redis is down now
 		return strings.Contains(f.logs.String(), `"msg":"ack_retry"`) || strings.Contains(f.logs.String(), `"msg":"ack_error"`)
-	}, time.Second) // the other probes finish and retry too
+	}, func() { time.Sleep(time.Second) }) // more probes finish and wait too (the checks hold without it)
 	if n := f.l.done.Load(); n != hosts {
 		t.Errorf("done = %d, want %d", n, hosts)
 	}
@@ -78,17 +84,20 @@ func TestLoop_AckWaitsOutRedisRestart(t *testing.T) {
 }
 
 // runThroughOutage runs f's loop over the Redis srv and stops the server
-// once started holds; once down holds too (what it waits for) and then for
-// d more, it restarts the server. It fails the test unless the run ends
-// without error within 30s of that, and returns when the server came back.
-func runThroughOutage(t *testing.T, f *loopFixture, srv *redistest.Server, started func() bool, what string, down func() bool, d time.Duration) time.Time {
+// once started holds; once down holds too (what it waits for), it calls
+// during, if not nil, and then restarts the server. It fails the test
+// unless the run ends without error within 30s of that, and returns when
+// the server came back.
+func runThroughOutage(t *testing.T, f *loopFixture, srv *redistest.Server, started func() bool, what string, down func() bool, during func()) time.Time {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- f.l.Run(t.Context()) }()
 	waitFor(t, 20*time.Second, "the run under way", started)
 	srv.Stop()
 	waitFor(t, 20*time.Second, what, down)
-	time.Sleep(d)
+	if during != nil {
+		during()
+	}
 	srv.Restart(t)
 	back := time.Now()
 	select {
@@ -115,10 +124,16 @@ func (quietRedis) Printf(context.Context, string, ...any) {}
 // opens the queue on it.
 func startRedisQueue(t *testing.T, args ...string) (*redistest.Server, *redis.Client, *redisstore.Store) {
 	t.Helper()
+	return startRedisQueueWith(t, redisstore.Options{}, args...)
+}
+
+// startRedisQueueWith is startRedisQueue opening the queue with o.
+func startRedisQueueWith(t *testing.T, o redisstore.Options, args ...string) (*redistest.Server, *redis.Client, *redisstore.Store) {
+	t.Helper()
 	srv := redistest.Start(t, args...)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { c.Close() })
-	q, err := redisstore.Open(t.Context(), c, redisstore.Options{})
+	q, err := redisstore.Open(t.Context(), c, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,9 +147,27 @@ func startRedisQueue(t *testing.T, args ...string) (*redistest.Server, *redis.Cl
 // connections is silenced, as redisstore.Connect does.
 func startRestartableRedis(t *testing.T) (*redistest.Server, *redis.Client, *redisstore.Store) {
 	t.Helper()
-	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) })
-	return startRedisQueue(t, "--appendonly", "yes", "--appendfsync", "always")
+	return startRestartableRedisWith(t, redisstore.Options{})
 }
+
+// startRestartableRedisWith is startRestartableRedis opening the queue
+// with o.
+func startRestartableRedisWith(t *testing.T, o redisstore.Options) (*redistest.Server, *redis.Client, *redisstore.Store) {
+	t.Helper()
+	silenceRedis.Do(func() { redis.SetLogger(quietRedis{}) })
+	return startRedisQueueWith(t, o, "--appendonly", "yes", "--appendfsync", "always")
+}
+
+// skewClock is a clock for the queue's lease deadlines that runs with the
+// wall clock plus an offset a test moves forward: the way to let every
+// lease expire at a moment the test chooses, however slowly a loaded
+// machine runs the rest. It is safe for concurrent use.
+type skewClock struct{ off atomic.Int64 }
+
+func (c *skewClock) Now() time.Time { return time.Now().Add(time.Duration(c.off.Load())) }
+
+// Advance moves the clock forward by d.
+func (c *skewClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
 // fillRedis makes the Redis of c refuse writes as a full one does: under
 // noeviction, with maxmemory below what it uses.

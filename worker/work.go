@@ -122,18 +122,26 @@ func (w *Loop) judge(ctx context.Context, h host.Name, res *crawl.Result) bool {
 	return true
 }
 
-// heartbeat extends l every third of the lease TTL until ctx ends, and
-// returns the lease as last extended.
+// heartbeat extends l every third of the lease TTL until ctx ends, and at
+// once when an outage ends, and returns the lease as last extended.
+//
+// The end of an outage it waits for is taken before each Extend: when
+// that call fails and the queue answers again before the heartbeat waits
+// (while it logs the failure), the outage's end has already closed the
+// channel and the lease is renewed at once, not at the next tick, long
+// after other probes may have reclaimed it.
 func (w *Loop) heartbeat(ctx, bg context.Context, l queue.Lease) queue.Lease {
 	t := time.NewTicker(max(w.cfg.LeaseTTL/3, 10*time.Millisecond))
 	defer t.Stop()
+	back := w.link.comeback()
 	for {
 		select {
 		case <-ctx.Done():
 			return l
 		case <-t.C:
-		case <-w.link.comeback(): // renew at once after an outage
+		case <-back: // renew at once after an outage
 		}
+		back = w.link.comeback()
 		nl, err := w.q.Extend(bg, l, w.cfg.LeaseTTL)
 		w.noteErr(bg, err)
 		switch {

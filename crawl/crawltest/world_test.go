@@ -126,15 +126,18 @@ func TestWorldMix(t *testing.T) {
 
 func TestStartTime(t *testing.T) {
 	for _, n := range []int{2000, 10000} {
-		start := time.Now()
+		start, cpu := time.Now(), processCPU()
 		w := Start(t, Options{Hosts: n, Seed: 3, SlowFraction: 0.03})
-		d := time.Since(start)
-		t.Logf("%d hosts: Start took %v (%d names, %d sites, %d certificates, %d expected edges)",
-			n, d, len(w.plan.names), len(w.plan.sites), len(w.plan.certs), len(w.Expected))
+		d, used := time.Since(start), processCPU()-cpu
+		t.Logf("%d hosts: Start took %v, %v of CPU (%d names, %d sites, %d certificates, %d expected edges)",
+			n, d, used, len(w.plan.names), len(w.plan.sites), len(w.plan.certs), len(w.Expected))
 		// The contract asks for well under a second per 1,000 hosts; the
-		// bound is twice that for -race on a shared machine.
-		if limit := 2 * time.Duration(n) * time.Millisecond; d > limit {
-			t.Errorf("%d hosts took %v to start, want under %v", n, d, limit)
+		// bound is twice that for -race. It holds the CPU time used, not
+		// the wall clock, which other processes on a shared machine
+		// lengthen as they please (8 s for 2,000 hosts at load 14, of
+		// which 0.7 s of CPU).
+		if limit := 2 * time.Duration(n) * time.Millisecond; used > limit {
+			t.Errorf("%d hosts took %v of CPU to start, want under %v", n, used, limit)
 		}
 	}
 }
