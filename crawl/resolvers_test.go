@@ -16,6 +16,7 @@ import (
 
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/internal/clocktest"
 )
 
 func TestParseResolvers(t *testing.T) {
@@ -54,24 +55,6 @@ func TestParseResolvers(t *testing.T) {
 	}
 }
 
-// clock is a hand-moved clock for Config.Now.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // resolverWorld is a small world with n DNS servers: the world's own and
 // n-1 more on loopback (the last on ::1 when v6 is set).
 func resolverWorld(t *testing.T, n int, v6 bool) (*crawltest.World, []*crawltest.DNSServer) {
@@ -92,7 +75,7 @@ func resolverWorld(t *testing.T, n int, v6 bool) (*crawltest.World, []*crawltest
 // with commas), with short DNS timeouts and clk as the clock. Every seed's
 // top-level domain is excluded, so a probe is its one lookup and nothing
 // else: the rotation over the resolvers is exact.
-func mustResolverCrawler(t *testing.T, w *crawltest.World, servers []*crawltest.DNSServer, clk *clock, retries int) *crawl.Crawler {
+func mustResolverCrawler(t *testing.T, w *crawltest.World, servers []*crawltest.DNSServer, clk *clocktest.Clock, retries int) *crawl.Crawler {
 	t.Helper()
 	var addrs []string
 	for _, s := range servers {
@@ -162,7 +145,7 @@ func dnsStep(r *crawl.Result) crawl.StepOutcome {
 // at once leaves the counts out of the outcome.
 func TestCrawler_Resolvers_Spread(t *testing.T) {
 	w, servers := resolverWorld(t, 3, true)
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := clocktest.New(time.Unix(1700000000, 0))
 	c := mustResolverCrawler(t, w, servers, clk, 0)
 	hosts := addressed(t, w, 12)
 	for _, h := range hosts {
@@ -203,7 +186,7 @@ func TestCrawler_Resolvers_Failover(t *testing.T) {
 	for _, tt := range tests {
 		w, servers := resolverWorld(t, 2, false)
 		servers[0].SetMode(tt.mode)
-		c := mustResolverCrawler(t, w, servers, &clock{now: time.Unix(1700000000, 0)}, 1)
+		c := mustResolverCrawler(t, w, servers, clocktest.New(time.Unix(1700000000, 0)), 1)
 		h := addressed(t, w, 1)[0]
 		r := c.Probe(t.Context(), h) // starts at the first resolver
 		checkDNSEdges(t, w, r)
@@ -218,7 +201,7 @@ func TestCrawler_Resolvers_Failover(t *testing.T) {
 	// One resolver answering SERVFAIL: nobody else to ask, so it stands.
 	w, servers := resolverWorld(t, 1, false)
 	servers[0].SetMode(crawltest.DNSServFail)
-	c := mustResolverCrawler(t, w, servers, &clock{now: time.Unix(1700000000, 0)}, 2)
+	c := mustResolverCrawler(t, w, servers, clocktest.New(time.Unix(1700000000, 0)), 2)
 	r := c.Probe(t.Context(), addressed(t, w, 1)[0])
 	want := []crawl.ResolverCounts{{Server: servers[0].Addr, ServFail: 6}}
 	if s := dnsStep(r); s.Status != "servfail" || !cmp.Equal(s.Resolvers, want) {
@@ -234,7 +217,7 @@ func TestCrawler_Resolvers_Failover(t *testing.T) {
 func TestCrawler_Resolvers_Truncated(t *testing.T) {
 	w, servers := resolverWorld(t, 1, false)
 	servers[0].SetMode(crawltest.DNSTruncate)
-	c := mustResolverCrawler(t, w, servers, &clock{now: time.Unix(1700000000, 0)}, 0)
+	c := mustResolverCrawler(t, w, servers, clocktest.New(time.Unix(1700000000, 0)), 0)
 	h := addressed(t, w, 1)[0]
 	r := c.Probe(t.Context(), h)
 	checkDNSEdges(t, w, r)
@@ -257,7 +240,7 @@ func TestCrawler_Resolvers_Truncated(t *testing.T) {
 func TestCrawler_Resolvers_SetAside(t *testing.T) {
 	w, servers := resolverWorld(t, 2, false)
 	servers[0].SetMode(crawltest.DNSSilent)
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := clocktest.New(time.Unix(1700000000, 0))
 	c := mustResolverCrawler(t, w, servers, clk, 1)
 	hosts := addressed(t, w, 8)
 	probe := func(h string) {

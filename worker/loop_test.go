@@ -18,6 +18,7 @@ import (
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/internal/clocktest"
 	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/queue"
@@ -290,7 +291,7 @@ func TestLoop_ShutdownReleasesInOneStep(t *testing.T) {
 // heartbeats kept its lease past its TTL.
 func TestLoop_HeartbeatKeepsLongProbes(t *testing.T) {
 	t.Parallel()
-	clock := newManualClock()
+	clock := clocktest.New(time.Now().Round(0)) // no monotonic reading: the store follows its wall time
 	q, err := boltstore.Open(filepath.Join(t.TempDir(), "spyder.db"), boltstore.Options{NoSync: true, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +317,7 @@ func TestLoop_HeartbeatKeepsLongProbes(t *testing.T) {
 			t.Fatalf("Loop.Run did not return within 60s\n%s", f.logs)
 		case <-time.After(10 * time.Millisecond):
 			if ids := f.inflightIDs(); len(ids) > 0 && watch.allFresh(ids) {
-				clock.Advance(ttl / 2)
+				clock.Add(ttl / 2)
 				watch.nextEpoch()
 				for _, id := range ids {
 					spans[id]++

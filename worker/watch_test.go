@@ -154,27 +154,3 @@ func newGate(t *testing.T) *gate {
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
 
 func (g *gate) wait() { <-g.ch }
-
-// manualClock is a clock that stands still until a test moves it: a
-// queue's lease deadlines then pass only when the test says so. Its times
-// carry no monotonic reading, so a store follows their wall time. It is
-// safe for concurrent use.
-type manualClock struct {
-	mu sync.Mutex
-	at time.Time
-}
-
-func newManualClock() *manualClock { return &manualClock{at: time.Now().Round(0)} }
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.at
-}
-
-// Advance moves the clock forward by d.
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.at = c.at.Add(d)
-}

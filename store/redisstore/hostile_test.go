@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/internal/clocktest"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store/redisstore"
 	"github.com/spyder-crawler/spyder/store/storetest"
@@ -50,9 +51,9 @@ func keysOf(base string) hostileKeys {
 
 // mustHostileStore opens a store on a fresh base with a hand clock and
 // seeds the good hosts.
-func mustHostileStore(t *testing.T) (*redisstore.Store, hostileKeys, *clock) {
+func mustHostileStore(t *testing.T) (*redisstore.Store, hostileKeys, *clocktest.Clock) {
 	t.Helper()
-	clk := &clock{t: time.Now()} // real time, so garbage scored by it makes sense
+	clk := clocktest.New(time.Now()) // real time, so garbage scored by it makes sense
 	s := MustOpen(t, "", &redisstore.Options{Now: clk.Now})
 	if _, err := s.Seed(context.Background(), goodNames); err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func mustHostileStore(t *testing.T) (*redisstore.Store, hostileKeys, *clock) {
 // drainRedis works the queue the way workers do: Reclaim (twice, a lease
 // TTL apart, so items an older worker left are taken too), then Lease and
 // Ack until nothing is left. It returns the hosts acked.
-func drainRedis(t *testing.T, s *redisstore.Store, clk *clock) map[string]int {
+func drainRedis(t *testing.T, s *redisstore.Store, clk *clocktest.Clock) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	for range 2 {

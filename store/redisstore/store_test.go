@@ -15,31 +15,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/internal/clocktest"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store/redisstore"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 	"github.com/spyder-crawler/spyder/store/storetest"
 )
 
-// clock is a hand-moved clock for Options.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.UnixMilli(1_705_312_200_000)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock returns a hand-moved clock at a fixed time.
+func newClock() *clocktest.Clock { return clocktest.New(time.UnixMilli(1_705_312_200_000)) }
 
 func mustLeaseOne(tb testing.TB, s *redisstore.Store, ttl time.Duration) queue.Lease {
 	tb.Helper()
