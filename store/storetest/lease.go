@@ -85,8 +85,9 @@ func testLeaseEmptyWaits(t *testing.T, q queue.Queue) {
 	if err != nil || len(ls) != 0 {
 		t.Fatalf("Lease(wait 0) on empty = %d leases, %v; want 0, nil", len(ls), err)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Lease(wait 0) took %v, want no waiting", d)
+	pass := time.Since(start) // one look at every shard, however loaded the machine
+	if pass > time.Second {
+		t.Errorf("Lease(wait 0) took %v, want no waiting", pass)
 	}
 	const wait = 200 * time.Millisecond
 	start = time.Now()
@@ -95,8 +96,11 @@ func testLeaseEmptyWaits(t *testing.T, q queue.Queue) {
 	if err != nil || len(ls) != 0 {
 		t.Fatalf("Lease(wait %v) on empty = %d leases, %v; want 0, nil", wait, len(ls), err)
 	}
-	if d < wait-20*time.Millisecond || d > wait+2*time.Second {
-		t.Errorf("Lease(wait %v) on empty returned after %v, want about %v", wait, d, wait)
+	// The wait ends with a last look at every shard, which takes as long
+	// as the look above did (on a loaded machine, with many shards, more
+	// than a second).
+	if d < wait-20*time.Millisecond || d > wait+2*time.Second+2*pass {
+		t.Errorf("Lease(wait %v) on empty returned after %v, want about %v (a look at every shard took %v)", wait, d, wait, pass)
 	}
 }
 
