@@ -27,10 +27,16 @@ var paceOnce sync.Once
 // target is not positive, GOGC or GOMEMLIMIT is set in the environment
 // (the operator's own choice), or a pacer already runs.
 func paceGC(target int64) {
-	if target <= 0 || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return
+	if paces(target, os.Getenv) {
+		paceOnce.Do(func() { newPacer(target).arm() })
 	}
-	paceOnce.Do(func() { newPacer(target).arm() })
+}
+
+// paces reports whether a pacer for target runs, given the environment
+// getenv reads: not for a target that is not positive, nor when the
+// operator chose the collector's pacing with GOGC or GOMEMLIMIT.
+func paces(target int64, getenv func(string) string) bool {
+	return target > 0 && getenv("GOGC") == "" && getenv("GOMEMLIMIT") == ""
 }
 
 // pacer sets GOGC after every collection so that the next one starts

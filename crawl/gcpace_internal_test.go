@@ -80,3 +80,26 @@ func awaitSet(t *testing.T, set chan int) int {
 	}
 	return 0
 }
+
+// TestPaces checks that the operator's GOGC or GOMEMLIMIT, or a target
+// that is not positive, leaves the pacing to Go.
+func TestPaces(t *testing.T) {
+	for _, tt := range []struct {
+		target int64
+		env    map[string]string
+		want   bool
+	}{
+		{DefaultHeapTarget, nil, true},
+		{DefaultHeapTarget, map[string]string{"GOGC": "100"}, false},
+		{DefaultHeapTarget, map[string]string{"GOGC": "off"}, false},
+		{DefaultHeapTarget, map[string]string{"GOMEMLIMIT": "1GiB"}, false},
+		{DefaultHeapTarget, map[string]string{"GODEBUG": "gctrace=1"}, true},
+		{-1, nil, false},
+		{0, nil, false},
+	} {
+		getenv := func(k string) string { return tt.env[k] }
+		if got := paces(tt.target, getenv); got != tt.want {
+			t.Errorf("paces(%d, %v) = %v, want %v", tt.target, tt.env, got, tt.want)
+		}
+	}
+}
