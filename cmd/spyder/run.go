@@ -60,6 +60,13 @@ func runAction(c *cli.Context) error {
 	b, r, err := start(c, cfg, log)
 	if err != nil {
 		created.remove()
+		if ctx.Err() != nil {
+			// A signal while the queue opened or seeded is the stop the
+			// user asked for, not a failure: seeding is idempotent, so a
+			// later run takes up the rest.
+			log.Info("stop", "during", "start", "signalled", true)
+			return nil
+		}
 		return err
 	}
 	defer b.Close()
