@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -241,15 +241,18 @@ func TestLoop_HeartbeatRenewsWhenQueueReturns(t *testing.T) {
 	f, watch, ls := heartbeatFixture(t, 44)
 	hbCtx, stop := context.WithCancel(t.Context())
 	got := make(chan queue.Lease, 1)
-	go func() { got <- f.l.heartbeat(hbCtx, t.Context(), ls) }()
+	go func() { got <- f.l.heartbeat(hbCtx, t.Context(), nil, ls) }()
+	waitUntil(t, 10*time.Second, "the heartbeat's first Extend, at once", func() bool {
+		return watch.renewed.Load() == 1
+	})
 	f.l.link.failed()
 	if d := f.l.link.answered(); d == 0 {
 		t.Fatal("answered() after failed() = 0, want the outage's length")
 	}
 	// The heartbeat may not be waiting yet for the end of that outage: end
-	// outages until it renews (its tick is 20 minutes away).
+	// outages until it renews again (its tick is 20 minutes away).
 	waitUntil(t, 10*time.Second, "the lease renewed after an outage", func() bool {
-		if watch.renewed.Load() > 0 {
+		if watch.renewed.Load() > 1 {
 			return true
 		}
 		f.l.link.failed()
@@ -259,7 +262,7 @@ func TestLoop_HeartbeatRenewsWhenQueueReturns(t *testing.T) {
 	stop()
 	l := <-got
 	if until := time.Until(l.Deadline); until < 50*time.Minute {
-		t.Errorf("lease deadline %v from now after the queue returned, want about the 1h TTL: not renewed at once", until.Round(time.Second))
+		t.Errorf("lease deadline %v from now after the queue returned, want about the 1h TTL: not renewed", until.Round(time.Second))
 	}
 }
 
@@ -272,36 +275,44 @@ func TestLoop_HeartbeatRenewsWhenQueueReturnsMidCall(t *testing.T) {
 	t.Parallel()
 	f, watch, ls := heartbeatFixture(t, 45)
 	f.l.log = slog.New(hookHandler{Handler: f.l.log.Handler(), msg: "extend_error", do: func() { f.l.link.answered() }})
-	var mu sync.Mutex
-	poking := true
 	watch.failNext(func() error {
-		mu.Lock()
-		poking = false
-		mu.Unlock()
 		f.l.link.failed() // the outage this call meets
 		return &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	})
 	hbCtx, stop := context.WithCancel(t.Context())
 	got := make(chan queue.Lease, 1)
-	go func() { got <- f.l.heartbeat(hbCtx, t.Context(), ls) }()
-	// End outages until the heartbeat, woken by one, makes the call that
-	// fails; then leave the link to it.
-	waitUntil(t, 10*time.Second, "the heartbeat's first Extend", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if !poking {
-			return true
-		}
-		f.l.link.failed()
-		f.l.link.answered()
-		return false
-	})
+	go func() { got <- f.l.heartbeat(hbCtx, t.Context(), nil, ls) }() // its first Extend fails
 	waitUntil(t, 10*time.Second, "the lease renewed after the outage that ended during the failed call", func() bool {
 		return watch.renewed.Load() > 0
 	})
 	stop()
 	if until := time.Until((<-got).Deadline); until < 50*time.Minute {
 		t.Errorf("lease deadline %v from now, want about the 1h TTL", until.Round(time.Second))
+	}
+}
+
+// TestLoop_NoHeartbeatBeforeFirstBeat: a probe in flight holds a timer, not
+// a heartbeat goroutine, until its first beat is due (a third of the lease
+// TTL); one that ends before it extends nothing and keeps its lease as
+// leased. Not parallel: it counts the heartbeats of the whole process.
+func TestLoop_NoHeartbeatBeforeFirstBeat(t *testing.T) {
+	f, watch, ls := heartbeatFixture(t, 46)
+	beats := make([]*beating, 50)
+	for i := range beats {
+		beats[i] = f.l.beat(t.Context(), t.Context(), &ls)
+	}
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	if n := strings.Count(stacks, "worker.(*Loop).heartbeat"); n != 0 {
+		t.Errorf("%d heartbeat goroutines with 50 probes in flight before their first beat, want 0", n)
+	}
+	for _, b := range beats {
+		if l := b.end(); l.ID != ls.ID || !l.Deadline.Equal(ls.Deadline) {
+			t.Errorf("end() = %s until %v, want the lease as leased (%s until %v)", l.ID, l.Deadline, ls.ID, ls.Deadline)
+		}
+	}
+	if n := watch.renewed.Load(); n != 0 {
+		t.Errorf("%d Extend calls for probes that ended before their first beat, want 0", n)
 	}
 }
 

@@ -27,25 +27,32 @@ func (w *Loop) work(ctx, bg context.Context, l *queue.Lease, acks chan<- finishe
 	return w.conclude(ctx, bg, hb, res, acks)
 }
 
-// beating is a lease kept alive by heartbeat until end is called.
+// beating is a lease kept alive by heartbeat until end is called. Most
+// probes end long before the first beat is due (a third of the lease TTL),
+// so the heartbeat's goroutine is started by a timer at that beat, not
+// with the probe: a probe in flight holds a timer, not a parked goroutine
+// and its ticker.
 type beating struct {
-	host host.Name // the lease's
-	stop context.CancelFunc
-	done chan queue.Lease
+	host  host.Name        // the lease's
+	lease queue.Lease      // as leased: the lease when no beat came
+	timer *time.Timer      // runs the heartbeat at the first beat
+	quit  chan struct{}    // closed by end
+	done  chan queue.Lease // the lease as last extended, once the heartbeat ran
 }
 
-// beat starts heartbeat on a copy of l.
+// beat schedules heartbeat on a copy of l for its first beat.
 func (w *Loop) beat(ctx, bg context.Context, l *queue.Lease) *beating {
-	hbCtx, stop := context.WithCancel(ctx)
-	b := &beating{host: l.Item.Host, stop: stop, done: make(chan queue.Lease, 1)}
-	lease := *l
-	go func() { b.done <- w.heartbeat(hbCtx, bg, lease) }()
+	b := &beating{host: l.Item.Host, lease: *l, quit: make(chan struct{}), done: make(chan queue.Lease, 1)}
+	b.timer = time.AfterFunc(w.beatEvery(), func() { b.done <- w.heartbeat(ctx, bg, b.quit, b.lease) })
 	return b
 }
 
 // end stops the heartbeat and returns the lease as last extended.
 func (b *beating) end() queue.Lease {
-	b.stop()
+	if b.timer.Stop() { // the first beat never came
+		return b.lease
+	}
+	close(b.quit)
 	return <-b.done
 }
 
@@ -122,26 +129,27 @@ func (w *Loop) judge(ctx context.Context, h host.Name, res *crawl.Result) bool {
 	return true
 }
 
-// heartbeat extends l every third of the lease TTL until ctx ends, and at
-// once when an outage ends, and returns the lease as last extended.
+// heartbeat extends l at once (it runs at the first beat), then every
+// third of the lease TTL and at once when an outage ends, until ctx ends
+// or quit closes, and returns the lease as last extended.
 //
 // The end of an outage it waits for is taken before each Extend: when
 // that call fails and the queue answers again before the heartbeat waits
 // (while it logs the failure), the outage's end has already closed the
 // channel and the lease is renewed at once, not at the next tick, long
 // after other probes may have reclaimed it.
-func (w *Loop) heartbeat(ctx, bg context.Context, l queue.Lease) queue.Lease {
-	t := time.NewTicker(max(w.cfg.LeaseTTL/3, 10*time.Millisecond))
+func (w *Loop) heartbeat(ctx, bg context.Context, quit <-chan struct{}, l queue.Lease) queue.Lease {
+	t := time.NewTicker(w.beatEvery())
 	defer t.Stop()
-	back := w.link.comeback()
 	for {
 		select {
 		case <-ctx.Done():
 			return l
-		case <-t.C:
-		case <-back: // renew at once after an outage
+		case <-quit:
+			return l
+		default:
 		}
-		back = w.link.comeback()
+		back := w.link.comeback()
 		nl, err := w.q.Extend(bg, l, w.cfg.LeaseTTL)
 		w.noteErr(bg, err)
 		switch {
@@ -153,7 +161,21 @@ func (w *Loop) heartbeat(ctx, bg context.Context, l queue.Lease) queue.Lease {
 		default:
 			l = nl
 		}
+		select {
+		case <-ctx.Done():
+			return l
+		case <-quit:
+			return l
+		case <-t.C:
+		case <-back: // renew at once after an outage
+		}
 	}
+}
+
+// beatEvery is the time between two heartbeats: a third of the lease TTL,
+// so that two may fail before the lease runs out.
+func (w *Loop) beatEvery() time.Duration {
+	return max(w.cfg.LeaseTTL/3, 10*time.Millisecond)
 }
 
 // fail hands a host whose result could not be written back to the queue.
