@@ -98,16 +98,19 @@ bench: deps
 # at full size without -race, whose figures would otherwise measure the race
 # detector (cmd/spyder/load_test.go); then the chaos soak, faults injected
 # for CHAOS_DURATION into a fleet crawling CHAOS_HOSTS hosts
-# (cmd/spyder/chaos_test.go; it prints its fault table); then every fuzz
-# target.
-CHAOS_DURATION ?= 30m
-CHAOS_HOSTS    ?= 20000
-CHAOS_TIMEOUT  ?= 90m
+# (cmd/spyder/chaos_test.go; it prints its fault table); then the bytes a
+# finished crawl of FOOTPRINT_HOSTS hosts keeps a host in Redis and in bbolt
+# (TestFootprint, which fails over 100 and 600); then every fuzz target.
+CHAOS_DURATION  ?= 30m
+CHAOS_HOSTS     ?= 20000
+CHAOS_TIMEOUT   ?= 90m
+FOOTPRINT_HOSTS ?= 100000
 
 soak: deps
 	SPYDER_SOAK=1 $(GO) test -race -count=1 -timeout 80m $(PKGS)
 	SPYDER_SOAK=1 $(GO) test -count=1 -run '^TestLoad' -v -timeout 60m ./cmd/spyder/
 	SPYDER_CHAOS=$(CHAOS_DURATION) SPYDER_CHAOS_HOSTS=$(CHAOS_HOSTS) $(GO) test -count=1 -run '^TestChaos_Fleet$$' -v -timeout $(CHAOS_TIMEOUT) ./cmd/spyder/
+	SPYDER_FOOTPRINT=$(FOOTPRINT_HOSTS) $(GO) test -count=1 -run '^TestFootprint$$' -v -timeout 90m ./cmd/spyder/
 	$(MAKE) --no-print-directory fuzz
 
 # fuzz runs each fuzz target for FUZZTIME, one per `go test` as go requires.
