@@ -294,16 +294,16 @@ func TestLoop_HeartbeatRenewsWhenQueueReturnsMidCall(t *testing.T) {
 // TestLoop_NoHeartbeatBeforeFirstBeat: a probe in flight holds a timer, not
 // a heartbeat goroutine, until its first beat is due (a third of the lease
 // TTL); one that ends before it extends nothing and keeps its lease as
-// leased. Not parallel: it counts the heartbeats of the whole process.
+// leased. A lease whose first beat came has its heartbeat running, which
+// is how the count of heartbeats is known to see them. Not parallel: it
+// counts the heartbeats of the whole process.
 func TestLoop_NoHeartbeatBeforeFirstBeat(t *testing.T) {
 	f, watch, ls := heartbeatFixture(t, 46)
 	beats := make([]*beating, 50)
 	for i := range beats {
 		beats[i] = f.l.beat(t.Context(), t.Context(), &ls)
 	}
-	buf := make([]byte, 1<<20)
-	stacks := string(buf[:runtime.Stack(buf, true)])
-	if n := strings.Count(stacks, "worker.(*Loop).heartbeat"); n != 0 {
+	if n := heartbeats(); n != 0 {
 		t.Errorf("%d heartbeat goroutines with 50 probes in flight before their first beat, want 0", n)
 	}
 	for _, b := range beats {
@@ -314,6 +314,22 @@ func TestLoop_NoHeartbeatBeforeFirstBeat(t *testing.T) {
 	if n := watch.renewed.Load(); n != 0 {
 		t.Errorf("%d Extend calls for probes that ended before their first beat, want 0", n)
 	}
+
+	f.l.cfg.LeaseTTL = 1500 * time.Millisecond // first beat 500 ms in, past the leased 1 s
+	b := f.l.beat(t.Context(), t.Context(), &ls)
+	waitUntil(t, 10*time.Second, "the first beat's Extend", func() bool { return watch.renewed.Load() > 0 })
+	if n := heartbeats(); n != 1 {
+		t.Errorf("%d heartbeat goroutines once the first beat came, want 1", n)
+	}
+	if l := b.end(); !l.Deadline.After(ls.Deadline) {
+		t.Errorf("end() after a beat = lease until %v, want it extended past %v", l.Deadline, ls.Deadline)
+	}
+}
+
+// heartbeats counts the goroutines of the process running Loop.heartbeat.
+func heartbeats() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "worker.(*Loop).heartbeat(")
 }
 
 // heartbeatFixture is a loop over a Redis queue with a lease TTL of an

@@ -33,7 +33,6 @@ func (w *Loop) work(ctx, bg context.Context, l *queue.Lease, acks chan<- finishe
 // with the probe: a probe in flight holds a timer, not a parked goroutine
 // and its ticker.
 type beating struct {
-	host  host.Name        // the lease's
 	lease queue.Lease      // as leased: the lease when no beat came
 	timer *time.Timer      // runs the heartbeat at the first beat
 	quit  chan struct{}    // closed by end
@@ -42,7 +41,7 @@ type beating struct {
 
 // beat schedules heartbeat on a copy of l for its first beat.
 func (w *Loop) beat(ctx, bg context.Context, l *queue.Lease) *beating {
-	b := &beating{host: l.Item.Host, lease: *l, quit: make(chan struct{}), done: make(chan queue.Lease, 1)}
+	b := &beating{lease: *l, quit: make(chan struct{}), done: make(chan queue.Lease, 1)}
 	b.timer = time.AfterFunc(w.beatEvery(), func() { b.done <- w.heartbeat(ctx, bg, b.quit, b.lease) })
 	return b
 }
@@ -65,7 +64,7 @@ func (w *Loop) conclude(ctx, bg context.Context, hb *beating, res *crawl.Result,
 		hb.end()
 		return false
 	}
-	if !w.judge(ctx, hb.host, res) { // the network failed, not the host: handed back
+	if !w.judge(ctx, hb.lease.Item.Host, res) { // the network failed, not the host: handed back
 		hb.end()
 		return false
 	}

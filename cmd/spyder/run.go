@@ -59,14 +59,15 @@ func runAction(c *cli.Context) error {
 	}
 	b, r, err := start(c, cfg, log)
 	if err != nil {
-		created.remove()
 		if ctx.Err() != nil {
 			// A signal while the queue opened or seeded is the stop the
-			// user asked for, not a failure: seeding is idempotent, so a
-			// later run takes up the rest.
+			// user asked for, not a failure: what was seeded is kept, as
+			// after a later Ctrl-C, and seeding is idempotent, so running
+			// again takes up the rest.
 			log.Info("stop", "during", "start", "signalled", true)
 			return nil
 		}
+		created.remove()
 		return err
 	}
 	defer b.Close()
