@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 )
@@ -302,16 +300,6 @@ func rssMiB(tb testing.TB) float64 {
 		tb.Fatalf("/proc/self/statm: %v", err)
 	}
 	return float64(pages*os.Getpagesize()) / (1 << 20)
-}
-
-// threadCPU returns the user and system CPU time the calling thread used
-// so far.
-func threadCPU(tb testing.TB) time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		tb.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // cpuTime returns the user and system CPU time the process used so far.
