@@ -2,6 +2,7 @@ package crawl_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -38,7 +39,8 @@ import (
 //
 // With SPYDER_BENCH_WORLD=process the world runs in a child process (this
 // test binary running TestWorldProcess) and the CPU and memory figures are
-// the crawler's alone (getrusage of this process); the child passes its
+// the crawler's alone (getrusage of this process, less the memory
+// sampler's own thread, reported as sampler-ms/host); the child passes its
 // CA certificate over, so that certificates verify as in a real crawl,
 // and where each world address leads, so that this process dials the
 // world's servers itself as World.Dial would. Otherwise they count both
@@ -82,8 +84,11 @@ func BenchmarkCrawl(b *testing.B) {
 		w = target{world.Resolver, world.Dial, world.RootCAs, world.Seeds}
 	}
 	runtime.GC()
-	worldRSS := rssMiB(b)
-	cpu0, sys0 := cpuTime(b), sysTime(b)
+	worldRSS, err := rssMiB()
+	if err != nil {
+		b.Skipf("no RSS to measure: %v", err)
+	}
+	cpu0, sys0 := cpuTime(b)
 	var elapsed time.Duration
 	var inFlight atomic.Int64
 	peaks := sampleMemory(b, &inFlight, os.Getenv("SPYDER_BENCH_HEAPPROFILE"))
@@ -112,9 +117,10 @@ func BenchmarkCrawl(b *testing.B) {
 	// CPU per host: what the 2-core ceiling is, whatever else the machine
 	// is running. The memory sampler is the benchmark's instrument, not
 	// the crawler: its thread's CPU is reported apart and not counted.
-	b.ReportMetric(float64(cpuTime(b)-cpu0-peaks.cpu)/float64(time.Millisecond)/probed, "cpu-ms/host")
+	cpu, sys := cpuTime(b)
+	b.ReportMetric(float64(cpu-cpu0-peaks.cpu)/float64(time.Millisecond)/probed, "cpu-ms/host")
 	b.ReportMetric(float64(peaks.cpu)/float64(time.Millisecond)/probed, "sampler-ms/host")
-	b.ReportMetric(float64(sysTime(b)-sys0)/float64(time.Millisecond)/probed, "sys-ms/host")
+	b.ReportMetric(float64(sys-sys0)/float64(time.Millisecond)/probed, "sys-ms/host")
 	peak := procStatusMiB(b, "VmHWM")
 	b.ReportMetric(peak, "peak-RSS-MiB")
 	b.ReportMetric(worldRSS, "start-RSS-MiB")
@@ -155,10 +161,22 @@ func sampleMemory(tb testing.TB, inFlight *atomic.Int64, heapProfile string) *me
 	go func() {
 		defer m.wg.Done()
 		// On a thread of its own, so that its CPU can be told apart.
+		// Failures are reported with Errorf: FailNow is for the
+		// benchmark's own goroutine.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		cpu0 := threadCPU(tb)
-		defer func() { m.cpu = threadCPU(tb) - cpu0 }()
+		cpu0, err := threadCPU()
+		if err != nil {
+			tb.Errorf("sampler: %v", err)
+			return
+		}
+		defer func() {
+			cpu, err := threadCPU()
+			if err != nil {
+				tb.Errorf("sampler: %v", err)
+			}
+			m.cpu = cpu - cpu0
+		}()
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		profiled := 0.0
@@ -168,7 +186,12 @@ func sampleMemory(tb testing.TB, inFlight *atomic.Int64, heapProfile string) *me
 			m.goroutines = max(m.goroutines, s[2].Value.Uint64())
 			n := inFlight.Load()
 			m.maxInFlight = max(m.maxInFlight, n)
-			if rss := rssMiB(tb); rss > m.rss {
+			rss, err := rssMiB()
+			if err != nil {
+				tb.Errorf("sampler: %v", err)
+				return
+			}
+			if rss > m.rss {
 				// RSS hardly falls, so a later sample may top the peak
 				// with fewer probes in flight: the memory is that of the
 				// most in flight so far.
@@ -286,36 +309,28 @@ func procStatusMiB(tb testing.TB, field string) float64 {
 
 // rssMiB reads the process's resident set size from /proc/self/statm, a
 // fraction of the cost of /proc/self/status.
-func rssMiB(tb testing.TB) float64 {
+func rssMiB() (float64, error) {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
-		tb.Skipf("no /proc/self/statm: %v", err)
+		return 0, err
 	}
 	f := strings.Fields(string(b))
 	if len(f) < 2 {
-		tb.Fatalf("/proc/self/statm: %q", b)
+		return 0, fmt.Errorf("/proc/self/statm: %q: no resident size", b)
 	}
 	pages, err := strconv.Atoi(f[1])
 	if err != nil {
-		tb.Fatalf("/proc/self/statm: %v", err)
+		return 0, fmt.Errorf("/proc/self/statm: %w", err)
 	}
-	return float64(pages*os.Getpagesize()) / (1 << 20)
+	return float64(pages*os.Getpagesize()) / (1 << 20), nil
 }
 
-// cpuTime returns the user and system CPU time the process used so far.
-func cpuTime(tb testing.TB) time.Duration {
+// cpuTime returns the user and system CPU time the process used so far,
+// and the system part of it.
+func cpuTime(tb testing.TB) (total, sys time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		tb.Fatalf("getrusage: %v", err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// sysTime returns the system CPU time the process used so far.
-func sysTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
 }

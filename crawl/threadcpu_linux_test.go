@@ -1,7 +1,6 @@
 package crawl_test
 
 import (
-	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -9,10 +8,10 @@ import (
 
 // threadCPU returns the user and system CPU time the calling thread used
 // so far.
-func threadCPU(tb testing.TB) time.Duration {
+func threadCPU() (time.Duration, error) {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		tb.Fatalf("getrusage: %v", err)
+		return 0, err
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
