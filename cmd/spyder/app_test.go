@@ -64,7 +64,8 @@ func mustFile(tb testing.TB, name string, data []byte) string {
 
 // TestApp_BadDomainsFile feeds `spyder run` domains files it must refuse:
 // each gets one line naming the file and what is wrong, a non-zero exit,
-// and the crawl state is left as it was.
+// and the crawl state is left as it was. A file that cannot be read or is
+// binary is refused before the run starts (no start line is logged).
 func TestApp_BadDomainsFile(t *testing.T) {
 	t.Parallel()
 	garbage := make([]byte, 4096)
@@ -72,20 +73,22 @@ func TestApp_BadDomainsFile(t *testing.T) {
 		garbage[i] = byte(i * 7)
 	}
 	dir := t.TempDir()
-	tests := []struct {
+	type test struct {
 		name, path, want string
-	}{
-		{"Missing", filepath.Join(dir, "nope.txt"), "nope.txt: no such file or directory"},
-		{"Directory", dir, "is a directory"},
-		{"Empty", mustFile(t, "empty.txt", nil), "empty.txt holds no hosts"},
-		{"CommentsOnly", mustFile(t, "comments.txt", []byte("# nothing\n\n   \n")), "holds no hosts"},
-		{"Binary", mustFile(t, "garbage.bin", garbage), "garbage.bin looks binary"},
-		{"NoValidHost", mustFile(t, "ips.txt", []byte("1.2.3.4\nlocalhost\n")), "ips.txt: none of its 2 host lines is a valid host"},
+		early            bool // refused before the start line
+	}
+	tests := []test{
+		{"Missing", filepath.Join(dir, "nope.txt"), "nope.txt: no such file or directory", true},
+		{"Directory", dir, "is a directory", true},
+		{"Empty", mustFile(t, "empty.txt", nil), "empty.txt holds no hosts", false},
+		{"CommentsOnly", mustFile(t, "comments.txt", []byte("# nothing\n\n   \n")), "holds no hosts", false},
+		{"Binary", mustFile(t, "garbage.bin", garbage), "garbage.bin looks binary", true},
+		{"NoValidHost", mustFile(t, "ips.txt", []byte("1.2.3.4\nlocalhost\n")), "ips.txt: none of its 2 host lines is a valid host", false},
 	}
 	if os.Getuid() != 0 { // root reads anything
 		p := mustFile(t, "secret.txt", []byte("a.com\n"))
 		os.Chmod(p, 0)
-		tests = append(tests, struct{ name, path, want string }{"Unreadable", p, "secret.txt: permission denied"})
+		tests = append(tests, test{"Unreadable", p, "secret.txt: permission denied", true})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +103,9 @@ func TestApp_BadDomainsFile(t *testing.T) {
 			}
 			if exitCode(err) == 0 {
 				t.Errorf("exitCode(%v) = 0, want non-zero", err)
+			}
+			if started := strings.Contains(stderr, `"msg":"start"`); started == tt.early {
+				t.Errorf("start logged = %v, want %v; stderr:\n%s", started, !tt.early, stderr)
 			}
 			if after := runApp(t, "queue", "export", "--db", db); after != before {
 				t.Errorf("queue state changed by a refused run:\nbefore %s\nafter %s\nstderr %s", before, after, stderr)

@@ -68,6 +68,47 @@ func TestE2E_StandaloneEqualsExpected(t *testing.T) {
 	}
 }
 
+// TestE2E_DomainsFromPipe seeds `spyder run` from a named pipe, as a
+// shell's process substitution (--domains <(...)) hands one over. A pipe
+// gives its lines once, so the checks before the run must leave them for
+// seeding: every host in it is crawled.
+func TestE2E_DomainsFromPipe(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 40, Seed: 12})
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "domains")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for a reader
+		if err == nil {
+			_, err = f.WriteString(strings.Join(w.Seeds, "\n") + "\n")
+			f.Close()
+		}
+		wrote <- err
+	}()
+	t.Cleanup(func() {
+		// A reader that never came would leave the writer waiting.
+		if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		<-wrote
+	})
+	out := filepath.Join(dir, "graph.jsonl")
+	p := startSpyder(t, append([]string{"run", "--db", filepath.Join(dir, "spyder.db"), "--domains", fifo, "--out", out}, worldArgs(t, w)...)...)
+	if err := p.wait(t, 60*time.Second); err != nil {
+		t.Fatalf("spyder run --domains FIFO: %v\n%s", err, p.log())
+	}
+	counts := probeCounts(mustReadBatches(t, out).Probes)
+	for _, h := range w.Seeds {
+		if counts[h] != 1 {
+			t.Errorf("host %s written %d times, want 1", h, counts[h])
+		}
+	}
+}
+
 // TestE2E_InterruptResume stops a crawl with SIGINT midway and runs it
 // again: the first run exits 0 after handing its leases back (one
 // shutdown_cleanup line), and the two outputs together hold every expected

@@ -10,11 +10,15 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// preflight checks, before anything is opened or seeded, that the files a
-// run will write can be written: the --out file and, standalone, the --db
+// preflight checks, before anything is opened or seeded, that the
+// --domains file can be read and looks like text, and that the files a run
+// will write can be written: the --out file and, standalone, the --db
 // file. A --redis that does not answer is caught next, by opening the
 // backend, still before seeding.
 func preflight(c *cli.Context, cfg runConfig) error {
+	if err := checkDomains(cfg.domains); err != nil {
+		return err
+	}
 	if cfg.out != "" && cfg.out != "-" {
 		if err := checkWritable("--out", cfg.out); err != nil {
 			return err
@@ -24,6 +28,24 @@ func preflight(c *cli.Context, cfg runConfig) error {
 		return checkWritable("--db", c.String("db"))
 	}
 	return nil
+}
+
+// checkDomains reports why the --domains file path cannot be seeded from:
+// it is missing, a directory, unreadable or binary. Only a regular file is
+// read to check it: stdin ("-") or a pipe (such as a shell's process
+// substitution) gives its lines once, so they are left for seeding.
+func checkDomains(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
+		return nil
+	}
+	_, _, closeFile, err := openDomains(path, nil)
+	if err != nil {
+		return err
+	}
+	return closeFile()
 }
 
 // checkWritable reports, as one line naming flag and path, why path could

@@ -35,11 +35,11 @@ func runCommand() *cli.Command {
 	})
 }
 
-// runAction is `spyder run`: it checks the flags and that its files can be
-// written, opens the store, wires the probe, the output and the loop,
-// seeds, runs the loop and shuts down in order (loop, output, store). A
-// start that fails removes the files it created; one a signal stops keeps
-// them, and what was seeded, for the next run.
+// runAction is `spyder run`: it checks the flags, the --domains file and
+// that its files can be written, opens the store, wires the probe, the
+// output and the loop, seeds, runs the loop and shuts down in order (loop,
+// output, store). A start that fails removes the files it created; one a
+// signal stops keeps them, and what was seeded, for the next run.
 func runAction(c *cli.Context) error {
 	ctx := c.Context
 	stderr := &lineWriter{w: c.App.ErrWriter}
