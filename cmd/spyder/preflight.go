@@ -82,8 +82,9 @@ func checkWritable(flag, path string) error {
 	return os.Remove(f.Name())
 }
 
-// newFiles are the files a run is about to create; if it fails to start,
-// removeFiles takes them away again, so a failed start leaves no new .db
+// newFiles are the files a command is about to create. A command that
+// fails before it stored anything in them (a run that fails to start, an
+// import that applied nothing) removes them again, so it leaves no new .db
 // (nor an empty --out) behind.
 type newFiles []string
 
@@ -101,8 +102,9 @@ func missingFiles(paths ...string) newFiles {
 	return out
 }
 
-// remove deletes the files. Only a start that failed calls it: no batch
-// was written to --out yet, and no host probed from the new .db.
+// remove deletes the files. Only a command that stored nothing in them
+// calls it: no batch was written to --out yet, and no host probed from or
+// imported into the new .db.
 func (fs newFiles) remove() {
 	for _, p := range fs {
 		os.Remove(p)

@@ -135,6 +135,13 @@ func queueSeed(c *cli.Context) error {
 		}
 		files = []string{"-"}
 	}
+	// A file that cannot be seeded from stops the command before the
+	// queue is opened, so a new --db is not left behind empty.
+	for _, f := range files {
+		if err := checkDomains(f); err != nil {
+			return err
+		}
+	}
 	return withBackend(false, func(c *cli.Context, b store.Backend) error {
 		var total seedReport
 		for _, f := range files {
@@ -231,7 +238,13 @@ func queueImport(c *cli.Context) error {
 		defer f.Close()
 		r, name = f, p
 	}
-	return withBackend(false, func(c *cli.Context, b store.Backend) error {
+	// An import applies all or nothing; one that fails into a --db file it
+	// created removes the file again, so a retry finds no queue in the way.
+	var created newFiles
+	if strings.TrimSpace(c.String("redis")) == "" {
+		created = missingFiles(c.String("db"))
+	}
+	err := withBackend(false, func(c *cli.Context, b store.Backend) error {
 		n, err := queue.Import(c.Context, b, r)
 		if errors.Is(err, queue.ErrNotEmpty) {
 			return fmt.Errorf("import into %s: the queue already holds state; import needs an empty one (a new --db file or --queue-key)", b.Name())
@@ -242,6 +255,10 @@ func queueImport(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "imported %d records into %s\n", n, b.Name())
 		return nil
 	})(c)
+	if err != nil {
+		created.remove()
+	}
+	return err
 }
 
 func queueReclaim(c *cli.Context, b store.Backend) error {
