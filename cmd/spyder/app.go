@@ -67,7 +67,27 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 	}
+	unknownInGroups(app.Commands)
 	return app
+}
+
+// unknownInGroups gives each command group (queue, queue dead, graph) the
+// answer the top level gives a word that names none of its commands: a
+// usage error that names the word, where urfave/cli would look for a help
+// topic of that name and exit 3. Without a word, the group's help is shown.
+func unknownInGroups(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		if len(cmd.Subcommands) == 0 || cmd.Action != nil {
+			continue
+		}
+		cmd.Action = func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown command %q (see %s --help)", c.Args().First(), c.Command.HelpName)
+			}
+			return cli.ShowSubcommandHelp(c)
+		}
+		unknownInGroups(cmd.Subcommands)
+	}
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {

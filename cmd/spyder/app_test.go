@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -242,6 +243,16 @@ func TestApp_ConfigAndEnv(t *testing.T) {
 	if _, _, err := tryApp(t.Context(), "frobnicate"); err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), `unknown command "frobnicate"`) {
 		t.Errorf("unknown command: %v, want a usage error naming it", err)
 	}
+	for _, group := range [][]string{{"queue"}, {"queue", "dead"}, {"graph"}} {
+		args := append(slices.Clone(group), "frobnicate")
+		want := fmt.Sprintf(`unknown command "frobnicate" (see spyder %s --help)`, strings.Join(group, " "))
+		if _, _, err := tryApp(t.Context(), args...); err == nil || exitCode(err) != 2 || err.Error() != want {
+			t.Errorf("spyder %v: %v, want a usage error %q", args, err, want)
+		}
+		if out := runApp(t, group...); !strings.Contains(out, "COMMANDS:") {
+			t.Errorf("spyder %v printed %q, want the group's help", group, out)
+		}
+	}
 	if out := runApp(t); !strings.Contains(out, "queue") || !strings.Contains(out, "run") {
 		t.Errorf("spyder with no command printed %q, want the help", out)
 	}
@@ -303,5 +314,49 @@ func TestApp_QueueCommands(t *testing.T) {
 	}
 	if _, _, err := tryApp(ctx, "queue", "seed", mustDomains(t, []string{"a.com"}), "--db", db); err == nil || exitCode(err) != 2 {
 		t.Errorf("flags after the file = %v, want a usage error", err)
+	}
+}
+
+// TestApp_FailedWriteLeavesNoNewDB: `queue seed` of a file it cannot seed
+// from and `queue import` of a file with a bad line fail without leaving
+// behind the new --db they were given, so the same command run again with
+// the file fixed starts from nothing; seeding a second file that is missing
+// is refused before the first is seeded.
+func TestApp_FailedWriteLeavesNoNewDB(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := mustDomains(t, []string{"a.example.com"})
+	bad := mustFile(t, "bad.jsonl", []byte("{\"kind\":\"pending\",\"item\":{\"host\":\"x.com\",\"ts\":1,\"attempt\":0}}\nnot json\n"))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"SeedMissing", []string{"queue", "seed", "--db", filepath.Join(dir, "missing.db"), filepath.Join(dir, "nope.txt")}, "nope.txt: no such file"},
+		{"SeedBinary", []string{"queue", "seed", "--db", filepath.Join(dir, "binary.db"), mustFile(t, "bin.txt", []byte("a.com\n\x00"))}, "looks binary"},
+		{"SeedSecondMissing", []string{"queue", "seed", "--db", filepath.Join(dir, "second.db"), good, filepath.Join(dir, "nope.txt")}, "nope.txt: no such file"},
+		{"ImportBadLine", []string{"queue", "import", "--db", filepath.Join(dir, "import.db"), bad}, "line 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := tryApp(t.Context(), tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("%v = %v, want an error containing %q", tt.args, err, tt.want)
+			}
+			if _, err := os.Stat(tt.args[3]); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s after the failed command: %v, want no such file", tt.args[3], err)
+			}
+		})
+	}
+	// A failed import into a file that was there keeps the file and its
+	// state.
+	db, before := mustSeededDB(t)
+	os.Remove(db)
+	runApp(t, "queue", "import", "--db", db, mustFile(t, "export.jsonl", []byte(before)))
+	if _, _, err := tryApp(t.Context(), "queue", "import", "--db", db, bad); err == nil {
+		t.Fatal("import into a used queue = nil error")
+	}
+	if after := runApp(t, "queue", "export", "--db", db); after != before {
+		t.Errorf("state after a refused import:\n%s\nwant\n%s", after, before)
 	}
 }
