@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -240,12 +241,19 @@ func queueImport(c *cli.Context) error {
 	}
 	// An import applies all or nothing; one that fails into a --db file it
 	// created removes the file again, so a retry finds no queue in the way.
+	// The file is removed only if it was opened and still holds no state:
+	// never one another command created meanwhile and filled.
 	var created newFiles
 	if strings.TrimSpace(c.String("redis")) == "" {
 		created = missingFiles(c.String("db"))
 	}
+	empty := false
 	err := withBackend(false, func(c *cli.Context, b store.Backend) error {
 		n, err := queue.Import(c.Context, b, r)
+		if err != nil {
+			st, serr := b.Stats(context.WithoutCancel(c.Context))
+			empty = serr == nil && st.Pending+st.Processing+st.Dead+st.Seen == 0
+		}
 		if errors.Is(err, queue.ErrNotEmpty) {
 			return fmt.Errorf("import into %s: the queue already holds state; import needs an empty one (a new --db file or --queue-key)", b.Name())
 		}
@@ -255,7 +263,7 @@ func queueImport(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "imported %d records into %s\n", n, b.Name())
 		return nil
 	})(c)
-	if err != nil {
+	if err != nil && empty {
 		created.remove()
 	}
 	return err
