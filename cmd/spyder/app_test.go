@@ -162,8 +162,9 @@ func TestApp_SeedMessyFile(t *testing.T) {
 }
 
 // TestApp_BadBackend checks the one-line errors for a queue that cannot be
-// opened: a Redis that does not answer, a bbolt file another spyder holds,
-// a file that is not bbolt (left untouched), a directory.
+// opened (a Redis that does not answer, a bbolt file another spyder holds,
+// a file that is not bbolt (left untouched), a directory) and for flag
+// values out of their bounds.
 func TestApp_BadBackend(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -199,6 +200,14 @@ func TestApp_BadBackend(t *testing.T) {
 		{"BadResolver", []string{"run", "--resolver", "192.0.2.1:53,dns.example"}, `--resolver: resolver "dns.example": want IP`},
 		{"BadResolverPort", []string{"run", "--resolver", "[::1]:99999"}, `--resolver: resolver "[::1]:99999": port "99999"`},
 		{"BadIngest", []string{"run", "--ingest", "ftp://x"}, `--ingest "ftp://x": want an http:// or https:// URL`},
+		{"ZeroConcurrency", []string{"run", "--concurrency", "0"}, "--concurrency 0: want at least 1"},
+		{"NegativeRate", []string{"run", "--rate", "-1"}, "--rate -1: want 0 (no limit) or more"},
+		{"ZeroBurst", []string{"run", "--burst", "0"}, "--burst 0: want at least 1"},
+		{"NegativeMaxDomains", []string{"run", "--max-domains", "-1"}, "--max-domains -1: want 0 or more"},
+		{"NegativeIngestRetries", []string{"run", "--ingest-retries", "-2"}, "--ingest-retries -2: want 0 or more"},
+		{"ZeroHostTimeout", []string{"run", "--host-timeout", "0s"}, "--host-timeout 0s: want more than 0"},
+		{"NegativeIngestTimeout", []string{"run", "--ingest-timeout", "-1s"}, "--ingest-timeout -1s: want more than 0"},
+		{"NegativeGrace", []string{"run", "--grace", "-5s"}, "--grace -5s: want 0"},
 		{"MissingForStats", []string{"queue", "stats", "--db", filepath.Join(t.TempDir(), "none.db")}, "none.db does not exist"},
 	}
 	for _, tt := range tests {

@@ -105,6 +105,25 @@ func checkRunFlags(c *cli.Context) error {
 	if c.Int("max-attempts") < 1 {
 		return usagef("--max-attempts %d: want at least 1", c.Int("max-attempts"))
 	}
+	if r := c.Float64("rate"); !(r >= 0) {
+		return usagef("--rate %v: want 0 (no limit) or more", r)
+	}
+	if n := c.Int("burst"); n < 1 {
+		return usagef("--burst %d: want at least 1", n)
+	}
+	for _, name := range []string{"max-domains", "ingest-retries"} {
+		if n := c.Int(name); n < 0 {
+			return usagef("--%s %d: want 0 or more", name, n)
+		}
+	}
+	for _, name := range []string{"host-timeout", "ingest-timeout"} {
+		if d := c.Duration(name); d <= 0 {
+			return usagef("--%s %v: want more than 0", name, d)
+		}
+	}
+	if d := c.Duration("grace"); d < 0 {
+		return usagef("--grace %v: want 0 (hand the hosts in flight back at once) or more", d)
+	}
 	if f := c.String("format"); f != sink.FormatBatch && f != sink.FormatEdges && f != sink.FormatLines {
 		return usagef("--format %q: want batch, edges or lines", f)
 	}

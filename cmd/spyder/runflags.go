@@ -36,7 +36,7 @@ func runFlags() []cli.Flag {
 		integer(&cli.IntFlag{Name: "concurrency", Value: defaultConcurrency, Category: catCrawl, EnvVars: env("CONCURRENCY"),
 			Usage: "hosts probed at once"}),
 		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "rate", Value: limiter.DefaultPerSecond, Category: catCrawl, EnvVars: env("RATE"),
-			Usage: "requests per second to one host (or apex, or IP: --limit-key)"}),
+			Usage: "requests per second to one host (or apex, or IP: --limit-key); 0 for no limit"}),
 		integer(&cli.IntFlag{Name: "burst", Value: limiter.DefaultBurst, Category: catCrawl, EnvVars: env("BURST"),
 			Usage: "requests to one host that may go out without waiting"}),
 		str(&cli.StringFlag{Name: "limit-key", Value: "host", Category: catCrawl, EnvVars: env("LIMIT_KEY"),
