@@ -86,7 +86,7 @@ func graphInput(c *cli.Context) (*graph.Reader, []string, error) {
 	names := c.Args().Slice()
 	if len(names) == 0 {
 		if isTerminal(os.Stdin) {
-			return nil, nil, usagef("%s: name spyder output files, or pipe one in", c.Command.HelpName)
+			return nil, nil, usagef("%s: name spyder output files, or pipe one in", strings.TrimPrefix(c.Command.HelpName, c.App.Name+" "))
 		}
 		names = []string{"-"}
 	}
