@@ -183,6 +183,11 @@ func TestApp_BadBackend(t *testing.T) {
 	text := []byte("this is not a database\n")
 	notBolt := mustFile(t, "notes.db", text)
 
+	// run gives a flag case its own --db, so that a check that failed to
+	// refuse the flag would not leave a spyder.db in the package directory.
+	run := func(args ...string) []string {
+		return append([]string{"run", "--db", filepath.Join(t.TempDir(), "x.db")}, args...)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -194,20 +199,20 @@ func TestApp_BadBackend(t *testing.T) {
 		{"Locked", []string{"queue", "stats", "--db", locked}, locked + " is locked by another process"},
 		{"NotBolt", []string{"run", "--db", notBolt, "--domains", mustDomains(t, []string{"a.com"})}, notBolt + " is not a bbolt database"},
 		{"Directory", []string{"queue", "stats", "--db", t.TempDir()}, "is a directory, not a bbolt file"},
-		{"CAFileMissing", []string{"run", "--db", filepath.Join(t.TempDir(), "x.db"), "--ca-file", "/nonexistent/ca.pem"}, "--ca-file /nonexistent/ca.pem: no such file"},
-		{"CAFileNotPEM", []string{"run", "--db", filepath.Join(t.TempDir(), "x.db"), "--ca-file", notBolt}, "holds no PEM certificate"},
-		{"BadFormat", []string{"run", "--format", "xml"}, `--format "xml": want batch, edges or lines`},
-		{"BadResolver", []string{"run", "--resolver", "192.0.2.1:53,dns.example"}, `--resolver: resolver "dns.example": want IP`},
-		{"BadResolverPort", []string{"run", "--resolver", "[::1]:99999"}, `--resolver: resolver "[::1]:99999": port "99999"`},
-		{"BadIngest", []string{"run", "--ingest", "ftp://x"}, `--ingest "ftp://x": want an http:// or https:// URL`},
-		{"ZeroConcurrency", []string{"run", "--concurrency", "0"}, "--concurrency 0: want at least 1"},
-		{"NegativeRate", []string{"run", "--rate", "-1"}, "--rate -1: want 0 (no limit) or more"},
-		{"ZeroBurst", []string{"run", "--burst", "0"}, "--burst 0: want at least 1"},
-		{"NegativeMaxDomains", []string{"run", "--max-domains", "-1"}, "--max-domains -1: want 0 or more"},
-		{"NegativeIngestRetries", []string{"run", "--ingest-retries", "-2"}, "--ingest-retries -2: want 0 or more"},
-		{"ZeroHostTimeout", []string{"run", "--host-timeout", "0s"}, "--host-timeout 0s: want more than 0"},
-		{"NegativeIngestTimeout", []string{"run", "--ingest-timeout", "-1s"}, "--ingest-timeout -1s: want more than 0"},
-		{"NegativeGrace", []string{"run", "--grace", "-5s"}, "--grace -5s: want 0"},
+		{"CAFileMissing", run("--ca-file", "/nonexistent/ca.pem"), "--ca-file /nonexistent/ca.pem: no such file"},
+		{"CAFileNotPEM", run("--ca-file", notBolt), "holds no PEM certificate"},
+		{"BadFormat", run("--format", "xml"), `--format "xml": want batch, edges or lines`},
+		{"BadResolver", run("--resolver", "192.0.2.1:53,dns.example"), `--resolver: resolver "dns.example": want IP`},
+		{"BadResolverPort", run("--resolver", "[::1]:99999"), `--resolver: resolver "[::1]:99999": port "99999"`},
+		{"BadIngest", run("--ingest", "ftp://x"), `--ingest "ftp://x": want an http:// or https:// URL`},
+		{"ZeroConcurrency", run("--concurrency", "0"), "--concurrency 0: want at least 1"},
+		{"NegativeRate", run("--rate", "-1"), "--rate -1: want 0 (no limit) or more"},
+		{"ZeroBurst", run("--burst", "0"), "--burst 0: want at least 1"},
+		{"NegativeMaxDomains", run("--max-domains", "-1"), "--max-domains -1: want 0 or more"},
+		{"NegativeIngestRetries", run("--ingest-retries", "-2"), "--ingest-retries -2: want 0 or more"},
+		{"ZeroHostTimeout", run("--host-timeout", "0s"), "--host-timeout 0s: want more than 0"},
+		{"NegativeIngestTimeout", run("--ingest-timeout", "-1s"), "--ingest-timeout -1s: want more than 0"},
+		{"NegativeGrace", run("--grace", "-5s"), "--grace -5s: want 0"},
 		{"MissingForStats", []string{"queue", "stats", "--db", filepath.Join(t.TempDir(), "none.db")}, "none.db does not exist"},
 	}
 	for _, tt := range tests {
