@@ -72,13 +72,20 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 }
 
 // unknownInGroups gives each command group (queue, queue dead, graph) the
-// answer the top level gives a word that names none of its commands: a
+// answers the top level gives: to a word that names none of its commands, a
 // usage error that names the word, where urfave/cli would look for a help
-// topic of that name and exit 3. Without a word, the group's help is shown.
+// topic of that name and exit 3; to a flag, which a group never takes (its
+// commands do, after their name), a one-line usage error saying so, where
+// urfave/cli would print the group's whole help and exit 1. Without a
+// word, the group's help is shown.
 func unknownInGroups(cmds []*cli.Command) {
 	for _, cmd := range cmds {
 		if len(cmd.Subcommands) == 0 || cmd.Action != nil {
 			continue
+		}
+		cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+			return usagef("%v (%s takes no flags of its own: give them after one of its commands, see %[2]s --help)",
+				err, c.Command.HelpName)
 		}
 		cmd.Action = func(c *cli.Context) error {
 			if c.NArg() > 0 {

@@ -263,6 +263,12 @@ func TestApp_ConfigAndEnv(t *testing.T) {
 		if _, _, err := tryApp(t.Context(), args...); err == nil || exitCode(err) != 2 || err.Error() != want {
 			t.Errorf("spyder %v: %v, want a usage error %q", args, err, want)
 		}
+		name := "spyder " + strings.Join(group, " ")
+		args = append(slices.Clone(group), "--db", "x.db", "stats")
+		want = fmt.Sprintf("flag provided but not defined: -db (%s takes no flags of its own: give them after one of its commands, see %[1]s --help)", name)
+		if _, _, err := tryApp(t.Context(), args...); err == nil || exitCode(err) != 2 || err.Error() != want {
+			t.Errorf("spyder %v: %v, want a usage error %q", args, err, want)
+		}
 		if out := runApp(t, group...); !strings.Contains(out, "COMMANDS:") {
 			t.Errorf("spyder %v printed %q, want the group's help", group, out)
 		}
