@@ -33,7 +33,11 @@ func robotsCommand() *cli.Command {
 
 func runRobots(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return usagef("robots takes ROBOTS_FILE and URL, got %d arguments (see spyder robots --help)", c.NArg())
+		what := fmt.Sprintf("%d arguments", c.NArg())
+		if c.NArg() == 1 {
+			what = "1 argument"
+		}
+		return usagef("robots takes ROBOTS_FILE and URL, got %s (see spyder robots --help)", what)
 	}
 	path, rawURL := c.Args().Get(0), c.Args().Get(1)
 	// An empty user agent or URL is not refused: as in Google's parser,

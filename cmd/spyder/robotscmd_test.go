@@ -43,7 +43,8 @@ func TestRobotsCommand(t *testing.T) {
 		{[]string{long, "https://e.com/late"}, 0, `ALLOWED: no rule matches in group "User-agent: spyder" (line 1)` + "\n", ""},
 		{[]string{filepath.Join(dir, "missing.txt"), "https://e.com/"}, 2, "", "spyder: robots file " + filepath.Join(dir, "missing.txt") + ": no such file or directory\n"},
 		{[]string{dir, "https://e.com/"}, 2, "", "spyder: robots file " + dir + ": is a directory\n"},
-		{[]string{file}, 2, "", "spyder: robots takes ROBOTS_FILE and URL, got 1 arguments (see spyder robots --help)\n"},
+		{[]string{file}, 2, "", "spyder: robots takes ROBOTS_FILE and URL, got 1 argument (see spyder robots --help)\n"},
+		{[]string{file, "/a", "/b"}, 2, "", "spyder: robots takes ROBOTS_FILE and URL, got 3 arguments (see spyder robots --help)\n"},
 		{[]string{file, ""}, 0, `ALLOWED: no rule matches in group "User-agent: spyder*" (line 4)` + "\n", ""},
 		{[]string{"--ua", "Foo Bar", file, "https://e.com/a"}, 1, `DISALLOWED by "Disallow: /" (line 2) in group "User-agent: *" (line 1)` + "\n", ""},
 	}
