@@ -46,9 +46,27 @@ func TestApp_ConfigUnknownKey(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := tryApp(t.Context(), "queue", "stats", "--config", mustFile(t, "q.yaml", []byte("concurrency: 4\n"))); err == nil ||
-		!strings.Contains(err.Error(), `unknown key "concurrency"`) {
-		t.Errorf("queue stats with a run-only key: %v, want it named as unknown there", err)
+}
+
+// TestApp_ConfigShared checks that one --config file serves every command:
+// a key of another command's flag is left to it (queue stats takes the db
+// of a file that also sets run's concurrency), and a whole number is taken
+// for a float flag (rate: -1 reaches run's bounds check, where the file's
+// source would have refused an int for a float64).
+func TestApp_ConfigShared(t *testing.T) {
+	db, _ := mustSeededDB(t)
+	shared := mustFile(t, "spyder.yaml", []byte("db: "+db+"\nconcurrency: 4\nrate: 2\n"))
+	if out, _, err := tryApp(t.Context(), "queue", "stats", "--config", shared); err != nil || !strings.Contains(out, "seen          2") {
+		t.Errorf("queue stats with a file shared with run: %q, %v; want the stats of its db", out, err)
+	}
+	t.Setenv("SPYDER_CONFIG", shared)
+	if out, _, err := tryApp(t.Context(), "queue", "dead", "list"); err != nil || !strings.Contains(out, "HOST") {
+		t.Errorf("queue dead list with SPYDER_CONFIG shared with run: %q, %v", out, err)
+	}
+	negative := mustFile(t, "neg.yaml", []byte("rate: -1\n"))
+	want := "--rate -1: want 0 (no limit) or more"
+	if _, _, err := tryApp(t.Context(), "run", "--db", db, "--config", negative); err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), want) {
+		t.Errorf("run with rate: -1 in --config: %v, want %q", err, want)
 	}
 }
 
