@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
@@ -16,8 +19,9 @@ import (
 // neither the command line nor the environment set. One file serves every
 // command (a fleet's file sets redis for the queue commands and concurrency
 // for run), so a key that names a flag of another command that reads the
-// file is left to that command; a key that names no such flag is an error
-// naming the key and the file, not a setting silently ignored.
+// file is left to that command; a key that names no such flag, or a value
+// its flag cannot take, is an error naming the file and the key, not a
+// setting silently ignored.
 func loadConfig(c *cli.Context, flags []cli.Flag) error {
 	path := c.String("config")
 	if path == "" {
@@ -27,30 +31,92 @@ func loadConfig(c *cli.Context, flags []cli.Flag) error {
 	if err != nil {
 		return fmt.Errorf("config file %s: %w", path, pathErr(err))
 	}
-	var keys map[string]any
-	if err := yaml.Unmarshal(data, &keys); err != nil {
+	var doc map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return usagef("config file %s: %s", path, strings.Join(strings.Fields(err.Error()), " "))
 	}
-	own, all := configKeys(flags), commandKeys(c.App.Commands)
-	names := make([]string, 0, len(keys))
-	for k := range keys {
+	own, all := configFlags(flags), commandKeys(c.App.Commands)
+	names := make([]string, 0, len(doc))
+	for k := range doc {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	values := make(map[any]any, len(keys))
+	values := make(map[any]any, len(doc))
 	for _, k := range names {
-		switch {
-		case slices.Contains(own, k):
-			values[k] = keys[k]
-		case !slices.Contains(all, k):
-			return usagef("config file %s: unknown key %q%s", path, k, suggestKey(k, all))
+		f, ok := own[k]
+		if !ok {
+			if !slices.Contains(all, k) {
+				return usagef("config file %s: unknown key %q%s", path, k, suggestKey(k, all))
+			}
+			continue
 		}
+		n := doc[k]
+		v, err := configValue(f, &n)
+		if err != nil {
+			return usagef("config file %s: line %d: %s: %v", path, n.Line, k, err)
+		}
+		values[k] = v
 	}
-	floatsAsFloats(values, flags)
 	if err := altsrc.ApplyInputSourceValues(c, altsrc.NewMapInputSource(path, values), flags); err != nil {
 		return usagef("config file %s: %v", path, err)
 	}
 	return nil
+}
+
+// configValue is the YAML value n as the type f's input source takes, or
+// an error saying what f wants. Each is read from the value's text, so
+// "db: 2026" is the file name 2026 and "host-timeout: 30" (no unit) is an
+// error rather than 30 nanoseconds.
+func configValue(f cli.Flag, n *yaml.Node) (any, error) {
+	switch {
+	case n.Kind == yaml.SequenceNode:
+		return nil, errors.New("want one value, not a list (several go in one string, comma-separated)")
+	case n.Kind != yaml.ScalarNode || n.Tag == "!!null":
+		return nil, errors.New("want one value")
+	}
+	s := n.Value
+	switch f.(type) {
+	case *altsrc.StringFlag:
+		return s, nil
+	case *altsrc.IntFlag:
+		if v, err := strconv.Atoi(s); err == nil {
+			return v, nil
+		}
+		return nil, fmt.Errorf("want a whole number, got %q", s)
+	case *altsrc.Float64Flag:
+		if v, err := strconv.ParseFloat(s, 64); err == nil {
+			return v, nil
+		}
+		return nil, fmt.Errorf("want a number, got %q", s)
+	case *altsrc.DurationFlag:
+		if v, err := time.ParseDuration(s); err == nil {
+			return v, nil
+		}
+		return nil, fmt.Errorf("want a duration such as 30s or 2m, got %q", s)
+	case *altsrc.BoolFlag:
+		var b bool
+		if n.Decode(&b) == nil {
+			return b, nil
+		}
+		return nil, fmt.Errorf("want true or false, got %q", s)
+	}
+	return nil, fmt.Errorf("cannot be set from a file (%T)", f)
+}
+
+// configFlags are the flags a config file may set, under each of their
+// names: the visible flags that read it (not --config itself, nor the
+// hidden test flags).
+func configFlags(flags []cli.Flag) map[string]cli.Flag {
+	m := make(map[string]cli.Flag)
+	for _, f := range flags {
+		_, readsFile := f.(altsrc.FlagInputSourceExtension)
+		if vf, ok := f.(cli.VisibleFlag); readsFile && ok && vf.IsVisible() {
+			for _, name := range f.Names() {
+				m[name] = f
+			}
+		}
+	}
+	return m
 }
 
 // commandKeys are the config keys of every command in cmds and their
@@ -58,41 +124,13 @@ func loadConfig(c *cli.Context, flags []cli.Flag) error {
 func commandKeys(cmds []*cli.Command) []string {
 	var keys []string
 	for _, cmd := range cmds {
-		keys = append(keys, configKeys(cmd.Flags)...)
+		for k := range configFlags(cmd.Flags) {
+			keys = append(keys, k)
+		}
 		keys = append(keys, commandKeys(cmd.Subcommands)...)
 	}
-	return keys
-}
-
-// floatsAsFloats turns the whole numbers YAML gives for float flags
-// (rate: 5) into the float64 the flags' input source requires.
-func floatsAsFloats(values map[any]any, flags []cli.Flag) {
-	for _, f := range flags {
-		if _, ok := f.(*altsrc.Float64Flag); !ok {
-			continue
-		}
-		for _, name := range f.Names() {
-			switch v := values[name].(type) {
-			case int:
-				values[name] = float64(v)
-			case uint64:
-				values[name] = float64(v)
-			}
-		}
-	}
-}
-
-// configKeys are the keys a config file may hold: the names of the visible
-// flags that read it (not --config itself, nor the hidden test flags).
-func configKeys(flags []cli.Flag) []string {
-	var keys []string
-	for _, f := range flags {
-		_, readsFile := f.(altsrc.FlagInputSourceExtension)
-		if vf, ok := f.(cli.VisibleFlag); readsFile && ok && vf.IsVisible() {
-			keys = append(keys, f.Names()...)
-		}
-	}
-	return keys
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // suggestKey returns ` (did you mean "x"?)` for the known key closest to

@@ -25,16 +25,23 @@ func TestApp_Help(t *testing.T) {
 	}
 }
 
-// TestApp_ConfigUnknownKey checks that a key of a --config file that names
-// no flag is a usage error naming the key and the file, with the flag it
-// was probably meant to be, and that known keys still apply.
-func TestApp_ConfigUnknownKey(t *testing.T) {
+// TestApp_ConfigBadKeyOrValue checks that a key of a --config file that
+// names no flag is a usage error naming the key and the file, with the flag
+// it was probably meant to be, and that a value its flag cannot take is one
+// naming the file, the line, the key and what it wants.
+func TestApp_ConfigBadKeyOrValue(t *testing.T) {
 	db, _ := mustSeededDB(t)
 	tests := []struct{ name, yaml, want string }{
 		{"Typo", "concurency: 64\n", `unknown key "concurency" (did you mean "concurrency"?)`},
 		{"NoLikelyFlag", "db: x.db\nwhatever: 1\n", `unknown key "whatever"`},
 		{"HiddenFlag", "fake-probe: true\n", `unknown key "fake-probe"`},
 		{"NotAMap", "- a\n- b\n", "cannot unmarshal"},
+		{"DurationWithoutUnit", "db: x.db\nhost-timeout: 30\n", `line 2: host-timeout: want a duration such as 30s or 2m, got "30"`},
+		{"NotAWholeNumber", "concurrency: lots\n", `line 1: concurrency: want a whole number, got "lots"`},
+		{"NotANumber", "rate: fast\n", `line 1: rate: want a number, got "fast"`},
+		{"NotABool", "progress: maybe\n", `line 1: progress: want true or false, got "maybe"`},
+		{"List", "resolver: [192.0.2.1, 192.0.2.2]\n", "line 1: resolver: want one value, not a list"},
+		{"Empty", "db:\n", "line 1: db: want one value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,9 +57,10 @@ func TestApp_ConfigUnknownKey(t *testing.T) {
 
 // TestApp_ConfigShared checks that one --config file serves every command:
 // a key of another command's flag is left to it (queue stats takes the db
-// of a file that also sets run's concurrency), and a whole number is taken
+// of a file that also sets run's concurrency); that a whole number is taken
 // for a float flag (rate: -1 reaches run's bounds check, where the file's
-// source would have refused an int for a float64).
+// source would have refused an int for a float64); and that a string flag
+// takes a value YAML reads as a number as written.
 func TestApp_ConfigShared(t *testing.T) {
 	db, _ := mustSeededDB(t)
 	shared := mustFile(t, "spyder.yaml", []byte("db: "+db+"\nconcurrency: 4\nrate: 2\n"))
@@ -62,6 +70,10 @@ func TestApp_ConfigShared(t *testing.T) {
 	t.Setenv("SPYDER_CONFIG", shared)
 	if out, _, err := tryApp(t.Context(), "queue", "dead", "list"); err != nil || !strings.Contains(out, "HOST") {
 		t.Errorf("queue dead list with SPYDER_CONFIG shared with run: %q, %v", out, err)
+	}
+	numeric := mustFile(t, "num.yaml", []byte("db: 0700\n"))
+	if _, _, err := tryApp(t.Context(), "queue", "stats", "--config", numeric); err == nil || !strings.Contains(err.Error(), "--db 0700 does not exist") {
+		t.Errorf("db: 0700 in --config: %v, want it taken as the file name 0700", err)
 	}
 	negative := mustFile(t, "neg.yaml", []byte("rate: -1\n"))
 	want := "--rate -1: want 0 (no limit) or more"
