@@ -120,10 +120,14 @@ func configFlags(flags []cli.Flag) map[string]cli.Flag {
 }
 
 // commandKeys are the config keys of every command in cmds and their
-// subcommands that reads a config file.
+// subcommands that reads a config file. The walk skips urfave/cli's help
+// commands, whose subcommands lead back to themselves.
 func commandKeys(cmds []*cli.Command) []string {
 	var keys []string
 	for _, cmd := range cmds {
+		if cmd.Name == "help" {
+			continue
+		}
 		for k := range configFlags(cmd.Flags) {
 			keys = append(keys, k)
 		}
