@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/spyder-crawler/spyder/host"
 )
@@ -52,6 +54,8 @@ const (
 const (
 	StatusOK               = "ok"
 	StatusNXDomain         = "nxdomain"
+	StatusServFail         = "servfail"
+	StatusPartial          = "partial" // the DNS step: some queries failed
 	StatusTimeout          = "timeout"
 	StatusExcluded         = "excluded"
 	StatusPrivateAddress   = "private_address"
@@ -65,6 +69,24 @@ const (
 	StatusInvalidHost      = "invalid_host"
 	StatusError            = "error"
 )
+
+// Statuses are the statuses a step can end with, other than "http_<code>".
+var Statuses = []string{
+	StatusOK, StatusNXDomain, StatusServFail, StatusPartial, StatusTimeout, StatusExcluded,
+	StatusPrivateAddress, StatusNoAddress, StatusConnectError, StatusTLSError,
+	StatusUnverified, StatusRobotsBlocked, StatusNotHTML, StatusTooManyRedirects,
+	StatusInvalidHost, StatusError,
+}
+
+// IsStatus reports whether s is a status a step can end with: one of
+// [Statuses] or "http_" and a three-digit code.
+func IsStatus(s string) bool {
+	if code, ok := strings.CutPrefix(s, "http_"); ok {
+		n, err := strconv.Atoi(code)
+		return err == nil && len(code) == 3 && n >= 100
+	}
+	return slices.Contains(Statuses, s)
+}
 
 // Probe parses input as a host name ([host.Parse]) and probes it with
 // [Crawler.ProbeHost]; input that is not a host name gives a result whose

@@ -134,17 +134,17 @@ func (t *dnsTally) note(qtype uint16, msg *dns.Msg, err error) bool {
 func (t *dnsTally) status(addrs int) (string, string) {
 	switch {
 	case t.answered > 0 && t.nx == t.answered:
-		return "nxdomain", ""
+		return StatusNXDomain, ""
 	case t.answered == 0 && t.timedOut:
-		return "timeout", strings.Join(t.errs, "; ")
+		return StatusTimeout, strings.Join(t.errs, "; ")
 	case t.answered == 0:
-		return "error", strings.Join(t.errs, "; ")
+		return StatusError, strings.Join(t.errs, "; ")
 	case len(t.errs) > 0 && t.servfail && addrs == 0:
-		return "servfail", strings.Join(t.errs, "; ")
+		return StatusServFail, strings.Join(t.errs, "; ")
 	case len(t.errs) > 0:
-		return "partial", strings.Join(t.errs, "; ")
+		return StatusPartial, strings.Join(t.errs, "; ")
 	}
-	return "ok", ""
+	return StatusOK, ""
 }
 
 // read adds the records of msg's answer section to a: every distinct

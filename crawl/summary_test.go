@@ -1,6 +1,7 @@
 package crawl_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/spyder-crawler/spyder/crawl"
@@ -27,6 +28,19 @@ func TestProbeOutcome_Summary(t *testing.T) {
 	} {
 		if got := c.o.Summary(); got != c.want {
 			t.Errorf("Summary(%v) = %q, want %q", c.o.Steps, got, c.want)
+		}
+	}
+}
+
+func TestIsStatus(t *testing.T) {
+	for _, s := range append(slices.Clone(crawl.Statuses), "http_404", "http_503", "http_100") {
+		if !crawl.IsStatus(s) {
+			t.Errorf("IsStatus(%q) = false, want true", s)
+		}
+	}
+	for _, s := range []string{"", "timout", "OK", "http_", "http_5xx", "http_50", "http_5030", "http_abc", "http_099", "transient"} {
+		if crawl.IsStatus(s) {
+			t.Errorf("IsStatus(%q) = true, want false", s)
 		}
 	}
 }

@@ -497,11 +497,24 @@ func logRequests(t *testing.T, w *crawltest.World, host string, t0 time.Time) {
 	t.Logf("  %s", w.Describe(host))
 }
 
+// checkStatusWords checks that every step of r ended with a status
+// crawl.IsStatus knows, the vocabulary `spyder queue retry --outcome`
+// checks its words against.
+func checkStatusWords(t *testing.T, r *crawl.Result) {
+	t.Helper()
+	for _, s := range r.Outcome.Steps {
+		if !crawl.IsStatus(s.Status) {
+			t.Errorf("%s: %s step ended %q, which crawl.IsStatus does not know", r.Host, s.Step, s.Status)
+		}
+	}
+}
+
 // checkOutcomes compares each seed's page status with the world's.
 func checkOutcomes(t *testing.T, w *crawltest.World, run *crawlRun) {
 	t.Helper()
 	bad := 0
 	for _, r := range run.results {
+		checkStatusWords(t, r)
 		want := w.PageOutcome[r.Host]
 		if got := r.Outcome.Steps[3].Status; got != want {
 			if bad++; bad <= 20 {
@@ -627,6 +640,7 @@ func TestCrawl_Hostile(t *testing.T) {
 		for _, e := range r.Edges {
 			got[edgeKey{e.Type, e.Source, e.Target}] = true
 		}
+		checkStatusWords(t, r)
 		h := w.Hostile[i]
 		// The world names the step where the probe stops and how.
 		want := w.HostileOutcome[h]

@@ -380,3 +380,22 @@ func TestApp_FailedWriteLeavesNoNewDB(t *testing.T) {
 		t.Errorf("state after a refused import:\n%s\nwant\n%s", after, before)
 	}
 }
+
+// TestApp_RetryOutcomeWords checks that `queue retry --outcome` warns of
+// a word no probe ends with, naming the nearest one, and takes the words
+// and patterns probes do end with in silence.
+func TestApp_RetryOutcomeWords(t *testing.T) {
+	db, _ := mustSeededDB(t)
+	_, errOut, err := tryApp(t.Context(), "queue", "retry", "--db", db, "--outcome", "timout")
+	want := `spyder: warning: --outcome "timout" is no outcome spyder's probes end with (did you mean "timeout"?)` + "\n"
+	if err != nil || errOut != want {
+		t.Errorf("retry --outcome timout: stderr %q, error %v; want %q", errOut, err, want)
+	}
+	_, errOut, err = tryApp(t.Context(), "queue", "retry", "--db", db, "--outcome", "timeout,servfail,partial,http_404,http_5xx,transient")
+	if err != nil || errOut != "" {
+		t.Errorf("retry with outcomes probes end with: stderr %q, error %v; want neither", errOut, err)
+	}
+	if _, _, err := tryApp(t.Context(), "queue", "retry", "--db", db, "--outcome", ","); err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "name at least one outcome") {
+		t.Errorf("retry --outcome ,: %v, want a usage error", err)
+	}
+}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -70,6 +72,10 @@ func retrySelector(c *cli.Context) (sel queue.Selector, any bool, err error) {
 			if err := queue.CheckOutcome(o); err != nil {
 				return sel, false, usagef("--outcome: %v", err)
 			}
+			if !knownOutcome(o) {
+				fmt.Fprintf(c.App.ErrWriter, "spyder: warning: --outcome %q is no outcome spyder's probes end with%s\n",
+					o, suggestKey(o, append(slices.Clone(crawl.Statuses), "transient", "http_4xx", "http_5xx")))
+			}
 			sel.Outcomes = append(sel.Outcomes, o)
 		}
 		if len(sel.Outcomes) == 0 {
@@ -85,6 +91,17 @@ func retrySelector(c *cli.Context) (sel queue.Selector, any bool, err error) {
 		sel.Before, any = time.Now().Add(-d), true
 	}
 	return sel, any, nil
+}
+
+// knownOutcome reports whether o is an outcome a probe of this spyder
+// ends with, or a pattern such as http_5xx that matches some. The words
+// stay open (an import may hold others), so an unknown one is a warning:
+// most likely a typo that would otherwise move nothing without a word.
+func knownOutcome(o string) bool {
+	if p, ok := strings.CutSuffix(o, "xx"); ok {
+		return crawl.IsStatus(p + "00")
+	}
+	return crawl.IsStatus(o)
 }
 
 // parseAge reads an age such as "7d", "1d12h" or "90m": a Go duration,
