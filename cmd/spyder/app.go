@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -98,7 +100,56 @@ func unknownInGroups(cmds []*cli.Command) {
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usagef("%v (see %s --help)", err, c.Command.HelpName)
+	return usagef("%v (see %s --help)", plainValueError(c.Command.Flags, err), c.Command.HelpName)
+}
+
+// The errors Go's flag package and urfave/cli give a value that does not
+// parse, with the value and where it came from.
+var (
+	badFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([\w-]+): `)
+	badEnvValue  = regexp.MustCompile(`^could not parse "(.*)" as \w+ value from environment variable "(\w+)" for flag ([\w-]+): `)
+)
+
+// plainValueError rewrites the error of a flag value that does not parse
+// (`invalid value "30" for flag -host-timeout: parse error`) as one that
+// says what the flag wants (`--host-timeout "30": want a duration such as
+// 30s or 2m`), in the words a config file's errors use. Other errors are
+// returned as they are.
+func plainValueError(flags []cli.Flag, err error) error {
+	msg := err.Error()
+	var value, source, name string
+	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+		value, name = m[1], m[2]
+		source = "--" + name
+	} else if m := badEnvValue.FindStringSubmatch(msg); m != nil {
+		value, source, name = m[1], m[2], m[3]
+	} else {
+		return err
+	}
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			if want := flagWants(f); want != "" {
+				return fmt.Errorf("%s %q: want %s", source, value, want)
+			}
+		}
+	}
+	return err
+}
+
+// flagWants says what a value of f must be, for the kinds of flag whose
+// values can fail to parse, or "" for others.
+func flagWants(f cli.Flag) string {
+	switch f.(type) {
+	case *cli.IntFlag, *altsrc.IntFlag:
+		return "a whole number"
+	case *cli.Float64Flag, *altsrc.Float64Flag:
+		return "a number"
+	case *cli.DurationFlag, *altsrc.DurationFlag:
+		return "a duration such as 30s or 2m"
+	case *cli.BoolFlag, *altsrc.BoolFlag:
+		return "true or false"
+	}
+	return ""
 }
 
 // withConfig makes a command's flags also read the YAML file named by

@@ -214,6 +214,10 @@ func TestApp_BadBackend(t *testing.T) {
 		{"NegativeIngestTimeout", run("--ingest-timeout", "-1s"), "--ingest-timeout -1s: want more than 0"},
 		{"NegativeGrace", run("--grace", "-5s"), "--grace -5s: want 0"},
 		{"MissingForStats", []string{"queue", "stats", "--db", filepath.Join(t.TempDir(), "none.db")}, "none.db does not exist"},
+		{"NotAWholeNumber", run("--concurrency", "lots"), `--concurrency "lots": want a whole number (see spyder run --help)`},
+		{"NotANumber", run("--rate", "fast"), `--rate "fast": want a number (see spyder run --help)`},
+		{"DurationWithoutUnit", run("--host-timeout", "30"), `--host-timeout "30": want a duration such as 30s or 2m (see spyder run --help)`},
+		{"NotABool", []string{"queue", "retry", "--db", locked, "--dead=2"}, `--dead "2": want true or false (see spyder queue retry --help)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -378,6 +382,18 @@ func TestApp_FailedWriteLeavesNoNewDB(t *testing.T) {
 	}
 	if after := runApp(t, "queue", "export", "--db", db); after != before {
 		t.Errorf("state after a refused import:\n%s\nwant\n%s", after, before)
+	}
+}
+
+// TestApp_BadEnvValue checks that a flag's environment variable holding a
+// value that does not parse is a usage error naming the variable, the
+// value and what the flag wants.
+func TestApp_BadEnvValue(t *testing.T) {
+	t.Setenv("SPYDER_RATE", "fast")
+	_, _, err := tryApp(t.Context(), "run", "--db", filepath.Join(t.TempDir(), "x.db"))
+	want := `SPYDER_RATE "fast": want a number (see spyder run --help)`
+	if err == nil || exitCode(err) != 2 || err.Error() != want {
+		t.Errorf("run with SPYDER_RATE=fast: %v, want %q", err, want)
 	}
 }
 

@@ -75,32 +75,28 @@ func configValue(f cli.Flag, n *yaml.Node) (any, error) {
 		return nil, errors.New("want one value")
 	}
 	s := n.Value
+	var v any
+	var err error
 	switch f.(type) {
 	case *altsrc.StringFlag:
 		return s, nil
 	case *altsrc.IntFlag:
-		if v, err := strconv.Atoi(s); err == nil {
-			return v, nil
-		}
-		return nil, fmt.Errorf("want a whole number, got %q", s)
+		v, err = strconv.Atoi(s)
 	case *altsrc.Float64Flag:
-		if v, err := strconv.ParseFloat(s, 64); err == nil {
-			return v, nil
-		}
-		return nil, fmt.Errorf("want a number, got %q", s)
+		v, err = strconv.ParseFloat(s, 64)
 	case *altsrc.DurationFlag:
-		if v, err := time.ParseDuration(s); err == nil {
-			return v, nil
-		}
-		return nil, fmt.Errorf("want a duration such as 30s or 2m, got %q", s)
+		v, err = time.ParseDuration(s)
 	case *altsrc.BoolFlag:
 		var b bool
-		if n.Decode(&b) == nil {
-			return b, nil
-		}
-		return nil, fmt.Errorf("want true or false, got %q", s)
+		err = n.Decode(&b)
+		v = b
+	default:
+		return nil, fmt.Errorf("cannot be set from a file (%T)", f)
 	}
-	return nil, fmt.Errorf("cannot be set from a file (%T)", f)
+	if err != nil {
+		return nil, fmt.Errorf("want %s, got %q", flagWants(f), s)
+	}
+	return v, nil
 }
 
 // configFlags are the flags a config file may set, under each of their
