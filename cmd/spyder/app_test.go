@@ -214,6 +214,8 @@ func TestApp_BadBackend(t *testing.T) {
 		{"NegativeIngestTimeout", run("--ingest-timeout", "-1s"), "--ingest-timeout -1s: want more than 0"},
 		{"NegativeGrace", run("--grace", "-5s"), "--grace -5s: want 0"},
 		{"MissingForStats", []string{"queue", "stats", "--db", filepath.Join(t.TempDir(), "none.db")}, "none.db does not exist"},
+		{"MetricsAddrPort", run("--metrics-addr", "127.0.0.1:99999"), `--metrics-addr "127.0.0.1:99999": want HOST:PORT or :PORT, with a port from 0 to 65535`},
+		{"MetricsAddrNoPort", run("--metrics-addr", "localhost"), `--metrics-addr "localhost": want HOST:PORT`},
 		{"NotAWholeNumber", run("--concurrency", "lots"), `--concurrency "lots": want a whole number (see spyder run --help)`},
 		{"NotANumber", run("--rate", "fast"), `--rate "fast": want a number (see spyder run --help)`},
 		{"DurationWithoutUnit", run("--host-timeout", "30"), `--host-timeout "30": want a duration such as 30s or 2m (see spyder run --help)`},

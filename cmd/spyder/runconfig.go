@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -129,6 +130,15 @@ func checkRunFlags(c *cli.Context) error {
 	}
 	if u := c.String("ingest"); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return usagef("--ingest %q: want an http:// or https:// URL", u)
+	}
+	if a := c.String("metrics-addr"); a != "" {
+		_, port, err := net.SplitHostPort(a)
+		if err == nil {
+			_, err = net.LookupPort("tcp", port) // a number up to 65535, or a service name
+		}
+		if err != nil {
+			return usagef("--metrics-addr %q: want HOST:PORT or :PORT, with a port from 0 to 65535", a)
+		}
 	}
 	return nil
 }
