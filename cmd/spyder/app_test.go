@@ -164,7 +164,9 @@ func TestApp_SeedMessyFile(t *testing.T) {
 // TestApp_BadBackend checks the one-line errors for a queue that cannot be
 // opened (a Redis that does not answer, a bbolt file another spyder holds,
 // a file that is not bbolt (left untouched), a directory) and for flag
-// values out of their bounds.
+// values out of their bounds or that do not parse, given before the queue
+// is opened (the cases on the locked file would otherwise say it is
+// locked).
 func TestApp_BadBackend(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -214,6 +216,10 @@ func TestApp_BadBackend(t *testing.T) {
 		{"NegativeIngestTimeout", run("--ingest-timeout", "-1s"), "--ingest-timeout -1s: want more than 0"},
 		{"NegativeGrace", run("--grace", "-5s"), "--grace -5s: want 0"},
 		{"MissingForStats", []string{"queue", "stats", "--db", filepath.Join(t.TempDir(), "none.db")}, "none.db does not exist"},
+		{"NegativeLimit", []string{"queue", "dead", "list", "--db", locked, "--limit", "-1"}, "--limit -1: want 0 (all) or more"},
+		{"ZeroLeaseForReclaim", []string{"queue", "reclaim", "--db", locked, "--lease", "0s"}, "--lease 0s: want at least 1s"},
+		{"ZeroMaxAttemptsForReclaim", []string{"queue", "reclaim", "--db", locked, "--max-attempts", "0"}, "--max-attempts 0: want at least 1"},
+		{"ZeroLease", run("--lease", "500ms"), "--lease 500ms: want at least 1s"},
 		{"MetricsAddrPort", run("--metrics-addr", "127.0.0.1:99999"), `--metrics-addr "127.0.0.1:99999": want HOST:PORT or :PORT, with a port from 0 to 65535`},
 		{"MetricsAddrNoPort", run("--metrics-addr", "localhost"), `--metrics-addr "localhost": want HOST:PORT`},
 		{"NotAWholeNumber", run("--concurrency", "lots"), `--concurrency "lots": want a whole number (see spyder run --help)`},

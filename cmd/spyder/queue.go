@@ -60,7 +60,7 @@ func queueCommand() *cli.Command {
 					altsrc.NewIntFlag(&cli.IntFlag{Name: "max-attempts", Value: queue.DefaultMaxAttempts, EnvVars: []string{"SPYDER_MAX_ATTEMPTS"},
 						Usage: "an item reaching this many attempts goes to dead"}),
 				),
-				Action: withBackend(true, queueReclaim),
+				Action: checked(checkLeaseFlags, withBackend(true, queueReclaim)),
 			}),
 			salvageCommand(),
 			retryCommand(),
@@ -74,12 +74,12 @@ func queueCommand() *cli.Command {
 						Flags: append(backendFlags(),
 							&cli.IntFlag{Name: "limit", Value: 100, Usage: "print at most `N` items (0: all)"},
 							&cli.BoolFlag{Name: "json", Usage: "print JSON lines"}),
-						Action: withInspector(queueDeadList),
+						Action: checked(checkLimit, withInspector(queueDeadList)),
 					}),
 					withConfig(&cli.Command{
 						Name: "retry", Usage: "move dead items back to pending with attempt 0",
 						Flags:  append(backendFlags(), &cli.IntFlag{Name: "limit", Usage: "retry at most `N` items (0: all)"}),
-						Action: withInspector(queueDeadRetry),
+						Action: checked(checkLimit, withInspector(queueDeadRetry)),
 					}),
 					withConfig(&cli.Command{
 						Name: "purge", Usage: "delete every dead item for good (needs --yes)",
@@ -267,6 +267,25 @@ func queueImport(c *cli.Context) error {
 		created.remove()
 	}
 	return err
+}
+
+// checked runs check before action, so that a flag out of its bounds is a
+// usage error before the queue is opened.
+func checked(check, action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := check(c); err != nil {
+			return err
+		}
+		return action(c)
+	}
+}
+
+// checkLimit refuses a --limit below 0 (0 is no limit).
+func checkLimit(c *cli.Context) error {
+	if n := c.Int("limit"); n < 0 {
+		return usagef("--limit %d: want 0 (all) or more", n)
+	}
+	return nil
 }
 
 func queueReclaim(c *cli.Context, b store.Backend) error {

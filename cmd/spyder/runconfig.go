@@ -100,11 +100,8 @@ func checkRunFlags(c *cli.Context) error {
 	if n := c.Int("concurrency"); n < 1 {
 		return usagef("--concurrency %d: want at least 1", n)
 	}
-	if c.Duration("lease") < time.Second {
-		return usagef("--lease %v: want at least 1s", c.Duration("lease"))
-	}
-	if c.Int("max-attempts") < 1 {
-		return usagef("--max-attempts %d: want at least 1", c.Int("max-attempts"))
+	if err := checkLeaseFlags(c); err != nil {
+		return err
 	}
 	if r := c.Float64("rate"); !(r >= 0) {
 		return usagef("--rate %v: want 0 (no limit) or more", r)
@@ -139,6 +136,19 @@ func checkRunFlags(c *cli.Context) error {
 		if err != nil {
 			return usagef("--metrics-addr %q: want HOST:PORT or :PORT, with a port from 0 to 65535", a)
 		}
+	}
+	return nil
+}
+
+// checkLeaseFlags refuses a --lease under a second and a --max-attempts
+// under 1: with them an item would be taken back the moment it was leased,
+// or sent to dead at its first reclaim.
+func checkLeaseFlags(c *cli.Context) error {
+	if c.Duration("lease") < time.Second {
+		return usagef("--lease %v: want at least 1s", c.Duration("lease"))
+	}
+	if c.Int("max-attempts") < 1 {
+		return usagef("--max-attempts %d: want at least 1", c.Int("max-attempts"))
 	}
 	return nil
 }
