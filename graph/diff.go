@@ -3,7 +3,11 @@ package graph
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spyder-crawler/spyder/crawl"
 )
@@ -47,6 +51,8 @@ func Diff(r *Reader, old, new Side, out io.Writer) (DiffCounts, error) {
 	enc := json.NewEncoder(bw)
 	emit := func(c Change) error { return enc.Encode(c) }
 	added := &differ{keys: newKeys, other: oldKeys, change: "added", emit: emit, count: &n.Added}
+	// A run the new side's files lack has added nothing, so the check
+	// comes before anything is written as removed.
 	if err := walkSide(r, new, added); err != nil {
 		return n, err
 	}
@@ -57,15 +63,32 @@ func Diff(r *Reader, old, new Side, out io.Writer) (DiffCounts, error) {
 	return n, bw.Flush()
 }
 
-// walkSide walks the side's files, keeping only its run.
+// walkSide walks the side's files, keeping only its run. A run that none
+// of the files holds is an error naming the runs they do hold: most
+// likely a typo, which would otherwise make the whole other side a change.
 func walkSide(r *Reader, s Side, v visitor) error {
 	w := newWalker(v)
 	fn := w.batch
+	runs := map[string]bool{}
 	if s.Run != "" {
-		fn = func(b *crawl.Batch) error { return w.batch(onlyRun(b, s.Run)) }
+		fn = func(b *crawl.Batch) error {
+			runs[b.RunID] = true
+			for _, e := range b.Edges {
+				runs[e.RunID] = true
+			}
+			return w.batch(onlyRun(b, s.Run))
+		}
 	}
 	if err := r.Read(s.Names, fn); err != nil {
 		return err
+	}
+	if s.Run != "" && !runs[s.Run] {
+		delete(runs, "")
+		held := "none"
+		if len(runs) > 0 {
+			held = strings.Join(slices.Sorted(maps.Keys(runs)), ", ")
+		}
+		return fmt.Errorf("run %q is in none of the files (runs there: %s)", s.Run, held)
 	}
 	return w.finish()
 }

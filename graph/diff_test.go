@@ -101,3 +101,23 @@ func TestDiff_Runs(t *testing.T) {
 		t.Errorf("diff by run (-by file +by run):\n%.3000s", d)
 	}
 }
+
+// A run the files do not hold is an error naming the runs they do, before
+// anything is written: a typo would otherwise make the other run's whole
+// graph a change.
+func TestDiff_MissingRun(t *testing.T) {
+	a := synthFile(t, "a.jsonl", graphtest.Options{Hosts: 50, Run: "monday"})
+	b := synthFile(t, "b.jsonl", graphtest.Options{Hosts: 50, Start: 20, Run: "tuesday"})
+	both := []string{a, b}
+	want := `run "wednesday" is in none of the files (runs there: monday, tuesday)`
+	for _, sides := range [][2]string{{"wednesday", "tuesday"}, {"monday", "wednesday"}} {
+		var out bytes.Buffer
+		_, err := Diff(&Reader{}, Side{Names: both, Run: sides[0]}, Side{Names: both, Run: sides[1]}, &out)
+		if err == nil || err.Error() != want {
+			t.Errorf("diff %s → %s: error %v, want %q", sides[0], sides[1], err, want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("diff %s → %s wrote %d bytes, want none", sides[0], sides[1], out.Len())
+		}
+	}
+}

@@ -213,8 +213,10 @@ func graphDiff(c *cli.Context) error {
 		if new.Run != "" {
 			new.Names = oldNames
 		}
-		counts, err = graph.Diff(r, old, new, w)
-		return err
+		if counts, err = graph.Diff(r, old, new, w); err != nil {
+			return fmt.Errorf("graph diff: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return err

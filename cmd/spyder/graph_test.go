@@ -126,6 +126,10 @@ func TestGraph_DiffAndView(t *testing.T) {
 	if _, _, err := tryApp(t.Context(), "graph", "diff", old); err == nil || exitCode(err) != 2 {
 		t.Errorf("diff with one file: %v, want a usage error", err)
 	}
+	want := `graph diff: run "sunday" is in none of the files (runs there: default)`
+	if out, _, err := tryApp(t.Context(), "graph", "diff", "--old-run", "default", "--new-run", "sunday", old, new); err == nil || err.Error() != want || out != "" {
+		t.Errorf("diff with a run the files lack: %v, output %.100q; want %q and no output", err, out, want)
+	}
 	page := filepath.Join(t.TempDir(), "view.html")
 	runApp(t, "graph", "view", "--out", page, "--host", "h3.example0.com", "--depth", "1", old)
 	b, err := os.ReadFile(page)
