@@ -259,6 +259,10 @@ func TestApp_ConfigAndEnv(t *testing.T) {
 	if out := runApp(t, "queue", "stats"); !strings.Contains(out, db) {
 		t.Errorf("stats with SPYDER_DB = %q, want it to name %s", out, db)
 	}
+	elsewhere := mustFile(t, "elsewhere.yaml", []byte("db: "+filepath.Join(t.TempDir(), "none.db")+"\n"))
+	if out := runApp(t, "queue", "stats", "--config", elsewhere); !strings.Contains(out, db) {
+		t.Errorf("stats with SPYDER_DB and another db in --config = %q, want the environment's %s", out, db)
+	}
 	other := filepath.Join(t.TempDir(), "none.db")
 	if _, _, err := tryApp(t.Context(), "queue", "stats", "--db", other); err == nil || !strings.Contains(err.Error(), other) {
 		t.Errorf("--db on the command line did not win over SPYDER_DB: %v", err)

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
@@ -16,11 +14,12 @@ import (
 )
 
 // loadConfig applies the YAML file named by --config to the flags that
-// neither the command line nor the environment set. One file serves every
-// command (a fleet's file sets redis for the queue commands and concurrency
-// for run), so a key that names a flag of another command that reads the
-// file is left to that command; a key that names no such flag, or a value
-// its flag cannot take, is an error naming the file and the key, not a
+// neither the command line nor the environment set, each value parsed by
+// its flag as the command line's would be. One file serves every command
+// (a fleet's file sets redis for the queue commands and concurrency for
+// run), so a key that names a flag of another command that reads the file
+// is left to that command; a key that names no such flag, or a value its
+// flag cannot take, is an error naming the file and the key, not a
 // setting silently ignored.
 func loadConfig(c *cli.Context, flags []cli.Flag) error {
 	path := c.String("config")
@@ -41,7 +40,6 @@ func loadConfig(c *cli.Context, flags []cli.Flag) error {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	values := make(map[any]any, len(doc))
 	for _, k := range names {
 		f, ok := own[k]
 		if !ok {
@@ -51,52 +49,30 @@ func loadConfig(c *cli.Context, flags []cli.Flag) error {
 			continue
 		}
 		n := doc[k]
-		v, err := configValue(f, &n)
-		if err != nil {
+		if err := setFromConfig(c, f, k, &n); err != nil {
 			return usagef("config file %s: line %d: %s: %v", path, n.Line, k, err)
 		}
-		values[k] = v
-	}
-	if err := altsrc.ApplyInputSourceValues(c, altsrc.NewMapInputSource(path, values), flags); err != nil {
-		return usagef("config file %s: %v", path, err)
 	}
 	return nil
 }
 
-// configValue is the YAML value n as the type f's input source takes, or
-// an error saying what f wants. Each is read from the value's text, so
-// "db: 2026" is the file name 2026 and "host-timeout: 30" (no unit) is an
-// error rather than 30 nanoseconds.
-func configValue(f cli.Flag, n *yaml.Node) (any, error) {
+// setFromConfig sets flag f (named k) to the YAML value n, as written, unless
+// the command line or the environment set it (IsSet tells both). The text
+// is what the flag parses, so "db: 0700" is the file 0700 and
+// "host-timeout: 30" (no unit) is an error, as on the command line.
+func setFromConfig(c *cli.Context, f cli.Flag, k string, n *yaml.Node) error {
 	switch {
 	case n.Kind == yaml.SequenceNode:
-		return nil, errors.New("want one value, not a list (several go in one string, comma-separated)")
+		return errors.New("want one value, not a list (several go in one string, comma-separated)")
 	case n.Kind != yaml.ScalarNode || n.Tag == "!!null":
-		return nil, errors.New("want one value")
+		return errors.New("want one value")
+	case c.IsSet(k):
+		return nil
 	}
-	s := n.Value
-	var v any
-	var err error
-	switch f.(type) {
-	case *altsrc.StringFlag:
-		return s, nil
-	case *altsrc.IntFlag:
-		v, err = strconv.Atoi(s)
-	case *altsrc.Float64Flag:
-		v, err = strconv.ParseFloat(s, 64)
-	case *altsrc.DurationFlag:
-		v, err = time.ParseDuration(s)
-	case *altsrc.BoolFlag:
-		var b bool
-		err = n.Decode(&b)
-		v = b
-	default:
-		return nil, fmt.Errorf("cannot be set from a file (%T)", f)
+	if err := c.Set(k, n.Value); err != nil {
+		return fmt.Errorf("want %s, got %q", flagWants(f), n.Value)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("want %s, got %q", flagWants(f), s)
-	}
-	return v, nil
+	return nil
 }
 
 // configFlags are the flags a config file may set, under each of their
