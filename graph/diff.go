@@ -40,7 +40,9 @@ type DiffCounts struct{ Added, Removed int }
 // Diff writes the changes from old to new as JSON lines: every addition
 // (in the order of new), then every removal (in the order of old). It
 // keeps only 8-byte hashes of each side's nodes and edges, and so reads
-// old twice: old's files must be files, not stdin (see Spool).
+// old twice: old's files must be files, not stdin (see Spool). A side's
+// run that its files do not hold is an error, returned before any change
+// is written.
 func Diff(r *Reader, old, new Side, out io.Writer) (DiffCounts, error) {
 	var n DiffCounts
 	oldKeys, newKeys := hashSet{}, hashSet{}
@@ -69,7 +71,7 @@ func Diff(r *Reader, old, new Side, out io.Writer) (DiffCounts, error) {
 func walkSide(r *Reader, s Side, v visitor) error {
 	w := newWalker(v)
 	fn := w.batch
-	runs := map[string]bool{}
+	runs := map[string]bool{} // every run the files hold, when s keeps one
 	if s.Run != "" {
 		fn = func(b *crawl.Batch) error {
 			runs[b.RunID] = true
