@@ -13,8 +13,16 @@ import (
 	"github.com/miekg/dns"
 )
 
-// lookupTypes are the queries every probe sends, all at once.
-var lookupTypes = []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeNS, dns.TypeCNAME, dns.TypeMX, dns.TypeTXT}
+// lookupTypes are the queries every probe sends, all at once. A CNAME
+// query is not among them: the answer to any query of a name that owns a
+// CNAME carries it (RFC 1034 §4.3.2), so asking for it as well would add a
+// sixth to every host's queries and learn nothing. See lookupAll for when
+// it is asked.
+var lookupTypes = []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeNS, dns.TypeMX, dns.TypeTXT}
+
+// cnameType is the query lookupAll adds when the others leave the CNAME
+// unknown.
+var cnameType = []uint16{dns.TypeCNAME}
 
 // dnsAnswer is what the lookups of one host found.
 type dnsAnswer struct {
@@ -52,22 +60,68 @@ func systemResolver() (string, error) {
 // and TXT records owned by host, and, when the answer holds no NS record
 // of host, those of a delegation's authority section. The status says how
 // the queries ended.
+//
+// When a server answered but every answer was a failure such as SERVFAIL,
+// the CNAME is asked for on its own: a resolver that cannot reach an
+// alias's target fails every other query of the alias, yet answers this
+// one from the alias's own zone, and the dangling alias is worth its edge.
+// When no server answered at all, the same silence would only make the
+// probe wait twice as long, so it is not asked.
 func (r *resolver) lookupAll(ctx context.Context, host string) *dnsAnswer {
-	msgs, qerrs, counts := r.exchange(ctx, host, lookupTypes)
-	return combine(ctx, host, msgs, qerrs, counts)
+	types := lookupTypes
+	msgs, qerrs, counts := r.exchange(ctx, host, types)
+	if cnameUnknown(msgs) && ctx.Err() == nil {
+		m, e, c := r.exchange(ctx, host, cnameType)
+		types = append(slices.Clip(types), cnameType...)
+		msgs, qerrs, counts = append(msgs, m...), append(qerrs, e...), addCounts(counts, c)
+	}
+	return combine(ctx, host, types, msgs, qerrs, counts)
 }
 
-// combine is lookupAll's answer from the answers to lookupTypes. It is a
-// function of its own so that its locals are not on the stack while the
-// probe waits for the answers.
+// cnameUnknown reports whether answers to lookupTypes leave unknown
+// whether the name owns a CNAME: no query was answered with success or
+// NXDOMAIN (either would carry the CNAME), yet at least one was answered.
+func cnameUnknown(msgs []*dns.Msg) bool {
+	answered := false
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		if m.Rcode == dns.RcodeSuccess || m.Rcode == dns.RcodeNameError {
+			return false
+		}
+		answered = true
+	}
+	return answered
+}
+
+// addCounts adds more's counts to those of the same server in counts,
+// appending servers counts does not hold, and returns the result.
+func addCounts(counts, more []ResolverCounts) []ResolverCounts {
+	for _, m := range more {
+		i := slices.IndexFunc(counts, func(c ResolverCounts) bool { return c.Server == m.Server })
+		if i < 0 {
+			counts = append(counts, m)
+			continue
+		}
+		for r := range nResults {
+			*counts[i].field(r) += *m.field(r)
+		}
+	}
+	return counts
+}
+
+// combine is lookupAll's answer from the answers to the queries of types.
+// It is a function of its own so that its locals are not on the stack
+// while the probe waits for the answers.
 //
 //go:noinline
-func combine(ctx context.Context, host string, msgs []*dns.Msg, qerrs []error, counts []ResolverCounts) *dnsAnswer {
+func combine(ctx context.Context, host string, types []uint16, msgs []*dns.Msg, qerrs []error, counts []ResolverCounts) *dnsAnswer {
 	a := &dnsAnswer{}
 	fqdn := dns.Fqdn(host)
 	seenAddr := make(map[netip.Addr]bool)
 	var t dnsTally
-	for i, qtype := range lookupTypes {
+	for i, qtype := range types {
 		msg := msgs[i]
 		if !t.note(qtype, msg, qerrs[i]) {
 			continue

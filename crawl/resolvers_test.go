@@ -160,14 +160,15 @@ func TestCrawler_Resolvers_Spread(t *testing.T) {
 		if st.Server != servers[i].Addr || !st.Up || st.Timeouts+st.ServFail+st.Refused+st.Truncated+st.Errors != 0 {
 			t.Errorf("ResolverStats()[%d] = %+v, want %s up and only answers", i, st, servers[i].Addr)
 		}
-		// Each of 12 lookups of 6 queries starts at the next resolver.
-		if udp, _ := servers[i].Queries(); udp != 24 || st.Answers != 24 {
-			t.Errorf("resolver %s got %d UDP queries and counted %d answers, want 24 (4 lookups)", st.Server, udp, st.Answers)
+		// Each of 12 lookups of 5 queries (A, AAAA, NS, MX, TXT) starts
+		// at the next resolver.
+		if udp, _ := servers[i].Queries(); udp != 20 || st.Answers != 20 {
+			t.Errorf("resolver %s got %d UDP queries and counted %d answers, want 20 (4 lookups)", st.Server, udp, st.Answers)
 		}
 		total += st.Answers
 	}
-	if total != 12*6 {
-		t.Errorf("answers counted %d, want %d", total, 12*6)
+	if total != 12*5 {
+		t.Errorf("answers counted %d, want %d", total, 12*5)
 	}
 }
 
@@ -179,9 +180,9 @@ func TestCrawler_Resolvers_Failover(t *testing.T) {
 		mode crawltest.DNSMode
 		want crawl.ResolverCounts
 	}{
-		{crawltest.DNSServFail, crawl.ResolverCounts{ServFail: 6}},
-		{crawltest.DNSRefused, crawl.ResolverCounts{Refused: 6}},
-		{crawltest.DNSSilent, crawl.ResolverCounts{Timeouts: 6}},
+		{crawltest.DNSServFail, crawl.ResolverCounts{ServFail: 5}},
+		{crawltest.DNSRefused, crawl.ResolverCounts{Refused: 5}},
+		{crawltest.DNSSilent, crawl.ResolverCounts{Timeouts: 5}},
 	}
 	for _, tt := range tests {
 		w, servers := resolverWorld(t, 2, false)
@@ -192,13 +193,15 @@ func TestCrawler_Resolvers_Failover(t *testing.T) {
 		checkDNSEdges(t, w, r)
 		first := tt.want
 		first.Server = servers[0].Addr
-		want := []crawl.ResolverCounts{first, {Server: servers[1].Addr, Answers: 6}}
+		want := []crawl.ResolverCounts{first, {Server: servers[1].Addr, Answers: 5}}
 		if s := dnsStep(r); s.Status != crawl.StatusOK || !cmp.Equal(s.Resolvers, want) {
 			t.Errorf("mode %d: dns step %+v, want ok with %+v", tt.mode, s, want)
 		}
 	}
 
 	// One resolver answering SERVFAIL: nobody else to ask, so it stands.
+	// With every answer a failure, the CNAME is asked for on its own
+	// after the five queries: six in all, none asked twice.
 	w, servers := resolverWorld(t, 1, false)
 	servers[0].SetMode(crawltest.DNSServFail)
 	c := mustResolverCrawler(t, w, servers, clocktest.New(time.Unix(1700000000, 0)), 2)
@@ -208,7 +211,7 @@ func TestCrawler_Resolvers_Failover(t *testing.T) {
 		t.Errorf("single resolver answering SERVFAIL: dns step %+v, want servfail with %+v", s, want)
 	}
 	if udp, _ := servers[0].Queries(); udp != 6 {
-		t.Errorf("single resolver answering SERVFAIL got %d queries, want 6 (not asked again)", udp)
+		t.Errorf("single resolver answering SERVFAIL got %d queries, want 6 (five, then CNAME; none asked again)", udp)
 	}
 }
 
@@ -221,15 +224,15 @@ func TestCrawler_Resolvers_Truncated(t *testing.T) {
 	h := addressed(t, w, 1)[0]
 	r := c.Probe(t.Context(), h)
 	checkDNSEdges(t, w, r)
-	want := []crawl.ResolverCounts{{Server: servers[0].Addr, Answers: 6, Truncated: 6}}
+	want := []crawl.ResolverCounts{{Server: servers[0].Addr, Answers: 5, Truncated: 5}}
 	if s := dnsStep(r); s.Status != crawl.StatusOK || !cmp.Equal(s.Resolvers, want) {
 		t.Errorf("dns step %+v, want ok with %+v", s, want)
 	}
-	if udp, tcp := servers[0].Queries(); udp < 6 || tcp < 6 {
-		t.Errorf("resolver got %d UDP and %d TCP queries, want 6 of each for the host", udp, tcp)
+	if udp, tcp := servers[0].Queries(); udp < 5 || tcp < 5 {
+		t.Errorf("resolver got %d UDP and %d TCP queries, want 5 of each for the host", udp, tcp)
 	}
-	if st := c.ResolverStats()[0]; st.Truncated < 6 || st.Answers < 6 {
-		t.Errorf("ResolverStats = %+v, want 6 truncated and 6 answers at least", st)
+	if st := c.ResolverStats()[0]; st.Truncated < 5 || st.Answers < 5 {
+		t.Errorf("ResolverStats = %+v, want 5 truncated and 5 answers at least", st)
 	}
 }
 
@@ -257,8 +260,8 @@ func TestCrawler_Resolvers_SetAside(t *testing.T) {
 	for _, h := range hosts[:6] {
 		probe(h)
 	}
-	if st := c.ResolverStats()[0]; st.Up || st.SetAside != 1 || st.Timeouts != 18 {
-		t.Fatalf("after 3 missed attempts: %+v, want set aside once with 18 timeouts", st)
+	if st := c.ResolverStats()[0]; st.Up || st.SetAside != 1 || st.Timeouts != 15 {
+		t.Fatalf("after 3 missed attempts: %+v, want set aside once with 15 timeouts", st)
 	}
 	before := silentQueries()
 	for _, h := range hosts[:4] {
@@ -273,8 +276,8 @@ func TestCrawler_Resolvers_SetAside(t *testing.T) {
 	clk.Add(crawl.ResolverCooldown + time.Second)
 	probe(hosts[0])
 	probe(hosts[1])
-	if n := silentQueries() - before; n != 6 {
-		t.Errorf("after the cooldown the silent resolver got %d queries, want 6 (one trial lookup)", n)
+	if n := silentQueries() - before; n != 5 {
+		t.Errorf("after the cooldown the silent resolver got %d queries, want 5 (one trial lookup)", n)
 	}
 	if st := c.ResolverStats()[0]; st.Up || st.SetAside != 2 {
 		t.Errorf("after a failed trial: %+v, want set aside twice", st)
@@ -291,8 +294,8 @@ func TestCrawler_Resolvers_SetAside(t *testing.T) {
 	for _, h := range hosts[:4] {
 		probe(h)
 	}
-	if n := silentQueries() - before; n != 12 {
-		t.Errorf("resolver back in rotation got %d queries in 4 lookups, want 12 (every other lookup)", n)
+	if n := silentQueries() - before; n != 10 {
+		t.Errorf("resolver back in rotation got %d queries in 4 lookups, want 10 (every other lookup)", n)
 	}
 }
 

@@ -80,7 +80,7 @@ func (w *World) startDNS(ip string) (s *DNSServer, stop func(), err error) {
 			return nil, nil, fmt.Errorf("listen tcp: %w", err)
 		}
 	}
-	// Hundreds of workers each send six queries at once: a default-sized
+	// Hundreds of workers each send five queries at once: a default-sized
 	// socket buffer would drop some of them, which is not what is tested.
 	if u, ok := pc.(*net.UDPConn); ok {
 		u.SetReadBuffer(4 << 20)
@@ -169,6 +169,10 @@ func (w *World) answer(req *dns.Msg) *dns.Msg {
 	}
 	q := req.Question[0]
 	name := normName(q.Name)
+	if w.plan.lame[name] && q.Qtype != dns.TypeCNAME {
+		m.Rcode = dns.RcodeServerFailure
+		return m
+	}
 	if w.plan.names[name] == nil {
 		m.Rcode = dns.RcodeNameError
 		m.Ns = append(m.Ns, soa(name))

@@ -79,6 +79,7 @@
 // [World.Hostile]): a TLS server sending a byte a second, a body that never
 // ends, a 1 GiB page, a page of 100,000 links, 50 redirects, 1,000 DNS
 // records, a certificate with 10,000 SANs, a name that is not valid UTF-8,
-// a CNAME loop, a chain of 30 CNAMEs and a name the DNS server never
-// answers.
+// a CNAME loop, a chain of 30 CNAMEs, a name the DNS server never
+// answers and an alias whose target it cannot reach (SERVFAIL to every
+// question of the alias but CNAME → ALIAS_OF the target, no address).
 package crawltest

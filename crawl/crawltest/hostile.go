@@ -25,6 +25,7 @@ const (
 	hostCNAMELoop   = "a.hostile-cname-loop.com"
 	hostCNAMEChain  = "chain0.hostile-cname-chain.com"
 	hostSilentDNS   = "silent.hostile-dns.com"
+	hostLameAlias   = "alias.hostile-lame-target.com"
 )
 
 var hostileOutcomes = map[string]string{
@@ -39,6 +40,7 @@ var hostileOutcomes = map[string]string{
 	hostCNAMELoop:   "page:no_address",
 	hostCNAMEChain:  "page:ok",
 	hostSilentDNS:   "dns:timeout",
+	hostLameAlias:   "page:no_address",
 }
 
 const (
@@ -63,7 +65,7 @@ func (g *gen) hostile() {
 		}
 		r := p.rr(h)
 		r.ns = []string{"ns1.dnsprov0.net", "ns2.dnsprov0.net"}
-		if h == hostCNAMELoop || h == hostCNAMEChain || h == hostSilentDNS {
+		if h == hostCNAMELoop || h == hostCNAMEChain || h == hostSilentDNS || h == hostLameAlias {
 			return nil
 		}
 		r.a = []netip.Addr{g.serveIP()}
@@ -108,6 +110,13 @@ func (g *gen) hostile() {
 
 	add(hostSilentDNS)
 	p.silent[hostSilentDNS] = true
+
+	// A resolver that cannot reach an alias's target answers SERVFAIL to
+	// every question of the alias but the one its own zone answers.
+	add(hostLameAlias)
+	p.rr(hostLameAlias).cname = "www.lame-zone.net"
+	p.rr(hostLameAlias).ns = nil
+	p.lame[hostLameAlias] = true
 }
 
 // manyLinksBody is the 100,000-link page: links to distinct hosts up to

@@ -45,6 +45,7 @@ type plan struct {
 
 	hostile  []string        // Options.Hostile: hosts to probe besides the seeds
 	silent   map[string]bool // names the DNS server never answers
+	lame     map[string]bool // aliases it answers SERVFAIL for, save their CNAME
 	manyLink int             // links of the 100k-links page before the cap
 }
 
@@ -90,6 +91,7 @@ func newPlan(o Options) (*plan, error) {
 		ips:    make(map[netip.Addr]ipRole),
 		kinds:  make(map[string]string),
 		silent: make(map[string]bool),
+		lame:   make(map[string]bool),
 	}
 	var err error
 	if p.ca, err = newCA(r); err != nil {

@@ -25,7 +25,7 @@ type Options struct {
 	// crawler: a TLS server sending a byte a second, a body that never
 	// ends, 1 GiB, 100,000 links, 50 redirects, 1,000 DNS records, 10,000
 	// SANs, an invalid UTF-8 name, CNAME loops and long chains, a silent
-	// DNS name.
+	// DNS name, an alias whose target cannot be reached.
 	Hostile bool
 	// NoRequestLog keeps World.Requests empty (RequestCount still counts),
 	// so that a long soak crawl does not see the world's memory grow.

@@ -614,6 +614,22 @@ func TestDNSTruncatesToTCP(t *testing.T) {
 	}
 }
 
+// TestDNSLameAlias checks that the alias whose target cannot be reached
+// answers SERVFAIL to every question but CNAME, which names the target.
+func TestDNSLameAlias(t *testing.T) {
+	w := Start(t, Options{Hosts: 10, Seed: 1, Hostile: true})
+	c := &dns.Client{Timeout: 2 * time.Second}
+	for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeNS, dns.TypeMX, dns.TypeTXT} {
+		if r := query(t, c, w.Resolver, hostLameAlias, qt); r.Rcode != dns.RcodeServerFailure || len(r.Answer) != 0 {
+			t.Errorf("%s: answered %s %v, want SERVFAIL and no records", dns.TypeToString[qt], dns.RcodeToString[r.Rcode], r.Answer)
+		}
+	}
+	r := query(t, c, w.Resolver, hostLameAlias, dns.TypeCNAME)
+	if r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 || normName(r.Answer[0].(*dns.CNAME).Target) != "www.lame-zone.net" {
+		t.Errorf("CNAME: answered %s %v, want www.lame-zone.net", dns.RcodeToString[r.Rcode], r.Answer)
+	}
+}
+
 // TestDNSModes checks each mode of a DNS server, on a second server
 // started on ::1 when the machine has IPv6 loopback: the world's own
 // keeps answering from the plan whatever the other does.
