@@ -113,7 +113,7 @@ func (c *Crawler) invalid(input string, err error) *Result {
 	return p.finish()
 }
 
-// ProbeHost runs every step on h and returns what it found: the DNS lookups
+// ProbeHost runs every step on h and returns what it found: the DNS records
 // (A, AAAA, NS, CNAME, MX, TXT), the certificate of the first TLS
 // connection, robots.txt, then the page "/" and its redirects and links.
 // It never returns nil and never takes longer than HostTimeout: a step still

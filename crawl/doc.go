@@ -10,8 +10,8 @@
 //
 // A [Crawler] probes one host at a time per call, from any number of
 // workers: [Crawler.ProbeHost] (or [Crawler.Probe], for input not parsed
-// yet) sends the host's DNS questions (A, AAAA, NS,
-// CNAME, MX, TXT) at once to the next of the configured resolvers (asking
+// yet) sends the host's DNS questions (A, AAAA, NS, MX, TXT; their answers
+// carry a CNAME) at once to the next of the configured resolvers (asking
 // another when one is silent or answers SERVFAIL or REFUSED, and setting
 // aside for [ResolverCooldown] one that stopped answering), applies the policy
 // (excluded TLDs, the private-address guard on every address it dials), then
