@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 	"go.etcd.io/bbolt"
+	"golang.org/x/term"
 
 	"github.com/spyder-crawler/spyder/control"
 	"github.com/spyder-crawler/spyder/crawl"
@@ -214,8 +215,9 @@ func newLogger(c *cli.Context, w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(w, opts)), nil
 }
 
-// isTerminal reports whether f (an *os.File, possibly behind the progress
-// line's writer) is a character device: a terminal.
+// isTerminal reports whether x (an *os.File, possibly behind the progress
+// line's writer) is a terminal. Other character devices, such as
+// /dev/null, are not: a command started with no input reads none.
 func isTerminal(x any) bool {
 	if lw, ok := x.(*lineWriter); ok {
 		x = lw.w
@@ -224,8 +226,14 @@ func isTerminal(x any) bool {
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	// Through Control rather than Fd, which would make f blocking.
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	tty := false
+	rc.Control(func(fd uintptr) { tty = term.IsTerminal(int(fd)) })
+	return tty
 }
 
 // openBackend opens the store the flags name: Redis when --redis is set,

@@ -226,6 +226,9 @@ func TestApp_BadBackend(t *testing.T) {
 		{"NotANumber", run("--rate", "fast"), `--rate "fast": want a number (see spyder run --help)`},
 		{"DurationWithoutUnit", run("--host-timeout", "30"), `--host-timeout "30": want a duration such as 30s or 2m (see spyder run --help)`},
 		{"NotABool", []string{"queue", "retry", "--db", locked, "--dead=2"}, `--dead "2": want true or false (see spyder queue retry --help)`},
+		{"ZeroMaxNodes", []string{"graph", "view", "--max-nodes", "0", notBolt}, "--max-nodes 0: want 1 or more"},
+		{"NegativeDepth", []string{"graph", "view", "--depth", "-1", notBolt}, "--depth -1: want 0 or more"},
+		{"NegativeTop", []string{"graph", "summary", "--top", "-1", notBolt}, "--top -1: want 0 or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

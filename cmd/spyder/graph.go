@@ -94,11 +94,15 @@ func graphInput(c *cli.Context) (*graph.Reader, []string, error) {
 }
 
 // finishRead reports the read's problems and fails when nothing valid was
-// read.
+// read from names, the inputs as given ("-" for stdin).
 func finishRead(c *cli.Context, r *graph.Reader, names []string) error {
 	r.Problems.Report(c.App.ErrWriter)
 	if r.Problems.Valid == 0 {
-		return fmt.Errorf("graph: no valid batch or edge line in %s", strings.Join(names, ", "))
+		shown := slices.Clone(names)
+		if i := slices.Index(shown, "-"); i >= 0 {
+			shown[i] = "stdin"
+		}
+		return fmt.Errorf("graph: no valid batch or edge line in %s", strings.Join(shown, ", "))
 	}
 	return nil
 }
@@ -233,16 +237,19 @@ func graphView(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Int("max-nodes") < 1 || c.Int("depth") < 0 {
-		return usagef("graph view: --max-nodes must be 1 or more and --depth 0 or more")
+	if n := c.Int("max-nodes"); n < 1 {
+		return usagef("--max-nodes %d: want 1 or more", n)
 	}
-	names, cleanup, err := r.Spool(names)
+	if n := c.Int("depth"); n < 0 {
+		return usagef("--depth %d: want 0 or more", n)
+	}
+	files, cleanup, err := r.Spool(names)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	opts := graph.ViewOptions{MaxNodes: c.Int("max-nodes"), Host: c.String("host"), Depth: c.Int("depth")}
-	if err := withOutput(c, func(w io.Writer) error { return graph.View(r, names, opts, w) }); err != nil {
+	if err := withOutput(c, func(w io.Writer) error { return graph.View(r, files, opts, w) }); err != nil {
 		return err
 	}
 	return finishRead(c, r, names)

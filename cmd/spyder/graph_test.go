@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,25 +41,6 @@ func TestGraph_Summary(t *testing.T) {
 	}
 	if b, err := os.ReadFile(out); err != nil || string(b) != text {
 		t.Errorf("--out file differs from stdout (%v)", err)
-	}
-}
-
-// A graph command given no file with stdin a character device (a
-// terminal; here /dev/null, which exec gives a command by default) asks
-// for files in one line naming the command once, exit 2.
-func TestGraph_NoInputAtTerminal(t *testing.T) {
-	for _, sub := range []string{"summary", "view"} {
-		var stderr strings.Builder
-		cmd := exec.Command(mustBinary(t), "graph", sub)
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 2 {
-			t.Errorf("spyder graph %s with stdin a terminal: %v, want exit status 2", sub, err)
-		}
-		if want := "spyder: graph " + sub + ": name spyder output files, or pipe one in\n"; stderr.String() != want {
-			t.Errorf("spyder graph %s stderr = %q, want %q", sub, stderr.String(), want)
-		}
 	}
 }
 
