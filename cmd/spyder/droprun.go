@@ -37,6 +37,12 @@ func queueDropRun(c *cli.Context, b store.Backend) error {
 	if err != nil {
 		return err
 	}
+	if n == 0 {
+		// Dropping is idempotent, so this is no error; but a mistyped run
+		// must not read as done.
+		_, err = fmt.Fprintf(c.App.Writer, "run %s has no output seen set in %s: nothing dropped\n", run, b.Name())
+		return err
+	}
 	_, err = fmt.Fprintf(c.App.Writer, "dropped run %s: %d keys of its output seen set\n", run, n)
 	return err
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // TestQueueDropRun: `queue drop-run RUN` forgets that run's output seen set
-// and no other, on both backends; without a run it is a usage error.
+// and no other, on both backends; a run with none (dropped already, or
+// mistyped) is said to have none; without a run it is a usage error.
 func TestQueueDropRun(t *testing.T) {
 	t.Run("bbolt", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "spyder.db")
@@ -54,6 +55,10 @@ func testDropRun(t *testing.T, open func() (store.Backend, error), backend ...st
 	out := runApp(t, append(append([]string{"queue", "drop-run"}, backend...), "old")...)
 	if !strings.Contains(out, "dropped run old: 2 keys") {
 		t.Errorf("queue drop-run said %q, want it to count the 2 keys", out)
+	}
+	out = runApp(t, append(append([]string{"queue", "drop-run"}, backend...), "old")...)
+	if !strings.Contains(out, "run old has no output seen set in ") || !strings.HasSuffix(out, ": nothing dropped\n") {
+		t.Errorf("queue drop-run of a run dropped already said %q, want it to say nothing was dropped", out)
 	}
 	emitted(func(e store.Emitted) {
 		for run, want := range map[string]bool{"old": false, "new": true} {
