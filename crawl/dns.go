@@ -32,7 +32,7 @@ type dnsAnswer struct {
 	mx    []string
 	txt   []string
 
-	status string // "ok", "nxdomain", "servfail", "timeout", "error"
+	status string // "ok", "nxdomain", "servfail", "partial", "timeout", "error"
 	detail string
 	// resolvers counts, per resolver asked, how the queries ended.
 	resolvers []ResolverCounts
@@ -135,11 +135,11 @@ func combine(ctx context.Context, host string, types []uint16, msgs []*dns.Msg, 
 	// whichever answer came back first.
 	sortAddrs(a.addrs)
 	status, detail := t.status(len(a.addrs))
-	if status == "nxdomain" {
+	if status == StatusNXDomain {
 		*a = dnsAnswer{}
 	}
-	if ctx.Err() != nil && status != "ok" && status != "nxdomain" {
-		status = "timeout"
+	if ctx.Err() != nil && status != StatusOK && status != StatusNXDomain {
+		status = StatusTimeout
 	}
 	a.status, a.detail, a.resolvers = status, detail, counts
 	return a
