@@ -83,9 +83,9 @@ func checkWritable(flag, path string) error {
 }
 
 // newFiles are the files a command is about to create. A command that
-// fails before it stored anything in them (a run that fails to start, an
-// import that applied nothing) removes them again, so it leaves no new .db
-// (nor an empty --out) behind.
+// fails before it stored anything in them (a run that fails to start, a
+// seed or an import that stored nothing) removes them again, so it leaves
+// no new .db (nor an empty --out) behind.
 type newFiles []string
 
 // missingFiles returns those of paths that do not exist yet.

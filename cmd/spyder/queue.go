@@ -137,13 +137,13 @@ func queueSeed(c *cli.Context) error {
 		files = []string{"-"}
 	}
 	// A file that cannot be seeded from stops the command before the
-	// queue is opened, so a new --db is not left behind empty.
+	// queue is opened, and before any other file is seeded.
 	for _, f := range files {
 		if err := checkDomains(f); err != nil {
 			return err
 		}
 	}
-	return withBackend(false, func(c *cli.Context, b store.Backend) error {
+	return withNewBackend(func(c *cli.Context, b store.Backend) error {
 		var total seedReport
 		for _, f := range files {
 			rep, err := seedDomains(c.Context, b, f, os.Stdin, log)
@@ -239,21 +239,10 @@ func queueImport(c *cli.Context) error {
 		defer f.Close()
 		r, name = f, p
 	}
-	// An import applies all or nothing; one that fails into a --db file it
-	// created removes the file again, so a retry finds no queue in the way.
-	// The file is removed only if it was opened and still holds no state:
-	// never one another command created meanwhile and filled.
-	var created newFiles
-	if strings.TrimSpace(c.String("redis")) == "" {
-		created = missingFiles(c.String("db"))
-	}
-	empty := false
-	err := withBackend(false, func(c *cli.Context, b store.Backend) error {
+	// An import applies all or nothing, so one that fails leaves no queue
+	// in the way of a retry.
+	return withNewBackend(func(c *cli.Context, b store.Backend) error {
 		n, err := queue.Import(c.Context, b, r)
-		if err != nil {
-			st, serr := b.Stats(context.WithoutCancel(c.Context))
-			empty = serr == nil && st.Pending+st.Processing+st.Dead+st.Seen == 0
-		}
 		if errors.Is(err, queue.ErrNotEmpty) {
 			return fmt.Errorf("import into %s: the queue already holds state; import needs an empty one (a new --db file or --queue-key)", b.Name())
 		}
@@ -263,10 +252,33 @@ func queueImport(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "imported %d records into %s\n", n, b.Name())
 		return nil
 	})(c)
-	if err != nil && empty {
-		created.remove()
+}
+
+// withNewBackend is withBackend for a command that fills the store (seed,
+// import). When action fails and the store still holds nothing, a --db
+// file the command created is removed again, so a failed command leaves
+// no empty queue behind. The file is removed only if it still holds no
+// state: never one another command created meanwhile and filled.
+func withNewBackend(action func(c *cli.Context, b store.Backend) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		var created newFiles
+		if strings.TrimSpace(c.String("redis")) == "" {
+			created = missingFiles(c.String("db"))
+		}
+		empty := false
+		err := withBackend(false, func(c *cli.Context, b store.Backend) error {
+			err := action(c, b)
+			if err != nil {
+				st, serr := b.Stats(context.WithoutCancel(c.Context))
+				empty = serr == nil && st.Pending+st.Processing+st.Dead+st.Seen == 0
+			}
+			return err
+		})(c)
+		if err != nil && empty {
+			created.remove()
+		}
+		return err
 	}
-	return err
 }
 
 // checked runs check before action, so that a flag out of its bounds is a

@@ -66,14 +66,10 @@ func runWithStdin(t *testing.T, stdin *os.File, args ...string) (string, int) {
 
 // A command that reads stdin when given no file asks for one in a line
 // naming the command, exit 2, when stdin is a terminal; when it is another
-// character device such as /dev/null it reads it, and finds nothing.
+// character device such as /dev/null it reads it, and finds nothing. The
+// /dev/null half runs even where no pseudo-terminal can be opened. A seed
+// that found no hosts leaves no new queue file behind.
 func TestApp_StdinTerminalOrNot(t *testing.T) {
-	tty := openTTY(t)
-	null, err := os.Open(os.DevNull)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer null.Close()
 	db := t.TempDir() + "/q.db"
 	tests := []struct {
 		args          []string
@@ -86,14 +82,31 @@ func TestApp_StdinTerminalOrNot(t *testing.T) {
 		{[]string{"queue", "seed", "--db", db}, "spyder: queue seed: name a file of hosts, or pipe them in: spyder queue seed list.txt\n",
 			"spyder: domains on stdin holds no hosts (blank lines and # comments only)\n"},
 	}
-	for _, tt := range tests {
-		stderr, code := runWithStdin(t, tty, tt.args...)
-		if code != 2 || !strings.HasSuffix(stderr, tt.atTTY) {
-			t.Errorf("spyder %v at a terminal: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.atTTY)
+	t.Run("DevNull", func(t *testing.T) {
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
 		}
-		stderr, code = runWithStdin(t, null, tt.args...)
-		if code != 1 || !strings.HasSuffix(stderr, tt.atNull) {
-			t.Errorf("spyder %v < /dev/null: exit %d, stderr %q; want 1 and %q", tt.args, code, stderr, tt.atNull)
+		defer null.Close()
+		for _, tt := range tests {
+			stderr, code := runWithStdin(t, null, tt.args...)
+			if code != 1 || !strings.HasSuffix(stderr, tt.atNull) {
+				t.Errorf("spyder %v < /dev/null: exit %d, stderr %q; want 1 and %q", tt.args, code, stderr, tt.atNull)
+			}
 		}
-	}
+		// The seed that found no hosts stored nothing, so it leaves no
+		// queue file behind.
+		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after a seed that found no hosts, %s: %v; want it not to exist", db, err)
+		}
+	})
+	t.Run("Terminal", func(t *testing.T) {
+		tty := openTTY(t)
+		for _, tt := range tests {
+			stderr, code := runWithStdin(t, tty, tt.args...)
+			if code != 2 || !strings.HasSuffix(stderr, tt.atTTY) {
+				t.Errorf("spyder %v at a terminal: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.atTTY)
+			}
+		}
+	})
 }
