@@ -374,6 +374,7 @@ func TestApp_FailedWriteLeavesNoNewDB(t *testing.T) {
 		{"SeedMissing", []string{"queue", "seed", "--db", filepath.Join(dir, "missing.db"), filepath.Join(dir, "nope.txt")}, "nope.txt: no such file"},
 		{"SeedBinary", []string{"queue", "seed", "--db", filepath.Join(dir, "binary.db"), mustFile(t, "bin.txt", []byte("a.com\n\x00"))}, "looks binary"},
 		{"SeedSecondMissing", []string{"queue", "seed", "--db", filepath.Join(dir, "second.db"), good, filepath.Join(dir, "nope.txt")}, "nope.txt: no such file"},
+		{"SeedNoHosts", []string{"queue", "seed", "--db", filepath.Join(dir, "nohosts.db"), mustFile(t, "blank.txt", []byte("\n# none\n"))}, "holds no hosts"},
 		{"ImportBadLine", []string{"queue", "import", "--db", filepath.Join(dir, "import.db"), bad}, "line 2"},
 	}
 	for _, tt := range tests {
