@@ -76,7 +76,9 @@ func walkSide(r *Reader, s Side, v visitor) error {
 		fn = func(b *crawl.Batch) error {
 			runs[b.RunID] = true
 			for _, e := range b.Edges {
-				runs[e.RunID] = true
+				if e.RunID != "" && e.RunID != b.RunID { // most edges carry their batch's run
+					runs[e.RunID] = true
+				}
 			}
 			return w.batch(onlyRun(b, s.Run))
 		}
