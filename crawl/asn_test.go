@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/asn"
 	"github.com/spyder-crawler/spyder/crawl"
 )
@@ -26,8 +27,8 @@ func TestCrawler_ASN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := mustCrawler(t, f, func(c *crawl.Config) { c.ASN = db }).Probe(t.Context(), "a.example.com")
-	wantIPs := []crawl.IPNode{
+	r := mustCrawler(t, f, func(c *crawl.Config) { c.ASN = db }).Visit(t.Context(), "a.example.com")
+	wantIPs := []spyder.IPNode{
 		{IP: "192.0.2.1", FirstSeen: 1700000000, LastSeen: 1700000000, ASN: 64496, ASOrg: "EXAMPLE-NET", Prefix: "192.0.2.0/25"},
 		{IP: "2001:db8::1", FirstSeen: 1700000000, LastSeen: 1700000000},
 	}
@@ -36,7 +37,7 @@ func TestCrawler_ASN(t *testing.T) {
 	}
 	var inAS []edge
 	for _, e := range r.Edges {
-		if e.Type == crawl.InAS {
+		if e.Type == spyder.InAS {
 			inAS = append(inAS, edge{e.Type, e.Source, e.Target})
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 )
@@ -106,7 +107,7 @@ func BenchmarkCrawl(b *testing.B) {
 		elapsed += run.elapsed
 		run.logTimes(b)
 		for k, n := range run.count {
-			if strings.Contains(k, crawl.StatusTimeout) {
+			if strings.Contains(k, spyder.StatusTimeout) {
 				timeouts += n
 			}
 		}

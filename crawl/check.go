@@ -7,6 +7,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 )
 
@@ -34,7 +35,7 @@ func (c *Crawler) CheckResolver(ctx context.Context, known host.Name) error {
 }
 
 // askedNames lists the resolvers a lookup asked, for an error message.
-func askedNames(counts []ResolverCounts) string {
+func askedNames(counts []spyder.ResolverCounts) string {
 	names := make([]string, len(counts))
 	for i, rc := range counts {
 		names[i] = rc.Server

@@ -8,14 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spyder-crawler/spyder"
+
 	"github.com/spyder-crawler/spyder/asn"
 )
-
-// Version is spyder's version, as the default user agent gives it.
-var Version = "0.1.0"
-
-// ProjectURL is the address the default user agent points site owners to.
-const ProjectURL = "https://github.com/spyder-crawler/spyder"
 
 // Defaults for the [Config] fields left zero.
 const (
@@ -181,7 +177,7 @@ func withDefaults(cfg Config) (Config, error) {
 		cfg.Dial = defaultDialer.DialContext
 	}
 	if cfg.UserAgent == "" {
-		cfg.UserAgent = "spyder/" + Version + " (+" + ProjectURL + ")"
+		cfg.UserAgent = "spyder/" + spyder.Version + " (+" + spyder.ProjectURL + ")"
 	}
 	if cfg.ExcludeTLDs == nil {
 		cfg.ExcludeTLDs = DefaultExcludeTLDs

@@ -11,6 +11,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/spyder-crawler/spyder"
 )
 
 // httpConn is one HTTP/1.1 connection (TLS for https) to one host, used for
@@ -246,9 +248,9 @@ func (p *probe) dialFirst(cctx context.Context, port string, addrs []netip.Addr)
 	}
 	if nc == nil {
 		if cctx.Err() != nil {
-			return nil, ip, &stepError{StatusTimeout, fmt.Errorf("connect: %w", err)}
+			return nil, ip, &stepError{spyder.StatusTimeout, fmt.Errorf("connect: %w", err)}
 		}
-		return nil, ip, &stepError{StatusConnectError, err}
+		return nil, ip, &stepError{spyder.StatusConnectError, err}
 	}
 	return nc, ip, nil
 }
@@ -258,16 +260,16 @@ func (p *probe) dialFirst(cctx context.Context, port string, addrs []netip.Addr)
 // redirect target's, looked up and guarded like the probed host's.
 func (p *probe) reconnect(ctx context.Context, scheme, host, port string, own []netip.Addr) (*httpConn, error) {
 	addrs := own
-	if host != p.host {
+	if host != string(p.host) {
 		all, err := p.c.resolver.lookupAddrs(ctx, host)
 		if err != nil {
 			return nil, err
 		}
 		if addrs = p.c.dialable(all); len(addrs) == 0 {
 			if len(all) == 0 {
-				return nil, &stepError{StatusNoAddress, fmt.Errorf("%s: %w", host, errNoAddress)}
+				return nil, &stepError{spyder.StatusNoAddress, fmt.Errorf("%s: %w", host, errNoAddress)}
 			}
-			return nil, &stepError{StatusPrivateAddress, fmt.Errorf("%s: %w", host, errNoAddress)}
+			return nil, &stepError{spyder.StatusPrivateAddress, fmt.Errorf("%s: %w", host, errNoAddress)}
 		}
 	}
 	return p.connect(ctx, scheme, host, port, addrs, nil)

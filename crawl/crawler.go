@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/netip"
 	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/spyder-crawler/spyder"
 
 	"github.com/spyder-crawler/spyder/host"
 )
@@ -25,104 +25,16 @@ type Crawler struct {
 // UserAgent returns the user agent the crawler sends.
 func (c *Crawler) UserAgent() string { return c.cfg.UserAgent }
 
-// Result is what probing one host found: its nodes and edges, how each step
-// ended, and the hosts it discovered. Nodes and edges are not deduplicated
-// across results; a [Batcher] does that.
-type Result struct {
-	Host    string
-	Domains []DomainNode
-	IPs     []IPNode
-	Certs   []CertNode
-	Edges   []Edge
-	// Outcome has one entry per step, in the order dns, tls, robots, page.
-	Outcome ProbeOutcome
-	// Discovered lists the other hosts found (name servers, mail
-	// exchangers, the CNAME target, linked and redirect hosts), for a
-	// continuous crawl to enqueue.
-	Discovered []host.Name
-}
-
-// Steps of a probe, as [StepOutcome.Step] names them.
-const (
-	StepDNS    = "dns"
-	StepTLS    = "tls"
-	StepRobots = "robots"
-	StepPage   = "page"
-)
-
-// Step statuses other than "http_<code>".
-const (
-	StatusOK               = "ok"
-	StatusNXDomain         = "nxdomain"
-	StatusServFail         = "servfail"
-	StatusPartial          = "partial" // the DNS step: some queries failed
-	StatusTimeout          = "timeout"
-	StatusExcluded         = "excluded"
-	StatusPrivateAddress   = "private_address"
-	StatusNoAddress        = "no_address"
-	StatusConnectError     = "connect_error"
-	StatusTLSError         = "tls_error"
-	StatusUnverified       = "unverified"
-	StatusRobotsBlocked    = "robots_blocked"
-	StatusNotHTML          = "not_html"
-	StatusTooManyRedirects = "too_many_redirects"
-	StatusInvalidHost      = "invalid_host"
-	StatusError            = "error"
-)
-
-// Statuses are the statuses a step can end with, other than "http_<code>".
-var Statuses = []string{
-	StatusOK, StatusNXDomain, StatusServFail, StatusPartial, StatusTimeout, StatusExcluded,
-	StatusPrivateAddress, StatusNoAddress, StatusConnectError, StatusTLSError,
-	StatusUnverified, StatusRobotsBlocked, StatusNotHTML, StatusTooManyRedirects,
-	StatusInvalidHost, StatusError,
-}
-
-// IsStatus reports whether s is a status a step can end with: one of
-// [Statuses] or "http_" and a three-digit code.
-func IsStatus(s string) bool {
-	if code, ok := strings.CutPrefix(s, "http_"); ok {
-		n, err := strconv.Atoi(code)
-		return err == nil && len(code) == 3 && n >= 100
-	}
-	return slices.Contains(Statuses, s)
-}
-
-// Probe parses input as a host name ([host.Parse]) and probes it with
-// [Crawler.ProbeHost]; input that is not a host name gives a result whose
-// every step is "invalid_host". It is for input that has not entered
-// spyder yet; a crawl's loop, whose hosts were parsed as they entered the
-// queue, calls ProbeHost.
-func (c *Crawler) Probe(ctx context.Context, input string) *Result {
-	h, err := host.Parse(input)
-	if err != nil {
-		return c.invalid(input, err)
-	}
-	return c.ProbeHost(ctx, h)
-}
-
-// invalid is the result of input, which is not a host name (err). It is
-// a function of its own so that its probe, which it keeps on its stack,
-// does not make the frame of every Probe call the probe's size: a probe
-// waits on its server under that frame (see httpConn.readFirst).
-//
-//go:noinline
-func (c *Crawler) invalid(input string, err error) *Result {
-	p := &probe{c: c, host: input}
-	p.setRest(StatusInvalidHost, err.Error())
-	return p.finish()
-}
-
-// ProbeHost runs every step on h and returns what it found: the DNS records
+// Visit runs every step on h and returns what it found: the DNS records
 // (A, AAAA, NS, CNAME, MX, TXT), the certificate of the first TLS
 // connection, robots.txt, then the page "/" and its redirects and links.
 // It never returns nil and never takes longer than HostTimeout: a step still
 // running then ends with status "timeout", keeping what earlier steps found.
 // Cancelling ctx ends the probe the same way.
-func (c *Crawler) ProbeHost(ctx context.Context, h host.Name) *Result {
+func (c *Crawler) Visit(ctx context.Context, h host.Name) *spyder.Result {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.HostTimeout)
 	defer cancel()
-	p := &probe{c: c, host: string(h)}
+	p := &probe{c: c, host: h}
 	p.run(ctx)
 	return p.finish()
 }
@@ -134,14 +46,14 @@ func (c *Crawler) ProbeHost(ctx context.Context, h host.Name) *Result {
 // the probe is over.
 type probe struct {
 	c     *Crawler
-	host  string
+	host  host.Name
 	steps [len(stepOrder)]stepEnd // by stepOrder; status is "" until recorded
 	// resolvers are the DNS step's counts, when a resolver failed.
-	resolvers []ResolverCounts
+	resolvers []spyder.ResolverCounts
 
-	dns        *dnsAnswer // the answers about the host, once recorded (see recordDNS)
-	edges      []Edge     // after those of dns
-	certs      []CertNode
+	dns        *dnsAnswer    // the answers about the host, once recorded (see recordDNS)
+	edges      []spyder.Edge // after those of dns
+	certs      []spyder.CertNode
 	discovered []host.Name
 }
 
@@ -155,12 +67,12 @@ func (p *probe) set(step, status, detail string) {
 	p.steps[i] = stepEnd{status, detail}
 }
 
-// stepEnd is how a step ended, as a probe keeps it: a [StepOutcome]
+// stepEnd is how a step ended, as a probe keeps it: a [spyder.StepOutcome]
 // without the step's name, which is its place in stepOrder.
 type stepEnd struct{ status, detail string }
 
 // stepOrder is the order of the steps in a probe and in its outcome.
-var stepOrder = [...]string{StepDNS, StepTLS, StepRobots, StepPage}
+var stepOrder = [...]string{spyder.StepDNS, spyder.StepTLS, spyder.StepRobots, spyder.StepPage}
 
 // setRest gives every step not yet recorded the same status: the reason it
 // did not run.
@@ -172,37 +84,36 @@ func (p *probe) setRest(status, detail string) {
 
 // edge records an edge from the probed host.
 func (p *probe) edge(typ, target string) {
-	p.edges = append(p.edges, Edge{Type: typ, Source: p.host, Target: target})
+	p.edges = append(p.edges, spyder.Edge{Type: typ, Source: string(p.host), Target: target})
 }
 
 // run probes host: it looks it up, records the DNS step, then fetches over
 // HTTPS unless policy or the answers rule it out. Every path out of run has
 // recorded the steps it stopped before.
 func (p *probe) run(ctx context.Context) {
-	host := p.host
-	ans := p.c.resolver.lookupAll(ctx, host)
+	ans := p.c.resolver.lookupAll(ctx, string(p.host))
 	p.setDNS(ans)
-	if ans.status == StatusNXDomain {
-		p.setRest(StatusNXDomain, "")
+	if ans.status == spyder.StatusNXDomain {
+		p.setRest(spyder.StatusNXDomain, "")
 		return
 	}
 	p.recordDNS(ans)
 
-	if p.c.excluded(host) {
-		p.setRest(StatusExcluded, "")
+	if p.c.excluded(p.host) {
+		p.setRest(spyder.StatusExcluded, "")
 		return
 	}
 	if ctx.Err() != nil {
-		p.setRest(StatusTimeout, "")
+		p.setRest(spyder.StatusTimeout, "")
 		return
 	}
 	if len(ans.addrs) == 0 {
-		p.setRest(StatusNoAddress, "")
+		p.setRest(spyder.StatusNoAddress, "")
 		return
 	}
 	addrs := p.c.dialable(ans.addrs)
 	if len(addrs) == 0 {
-		p.setRest(StatusPrivateAddress, "")
+		p.setRest(spyder.StatusPrivateAddress, "")
 		return
 	}
 	p.fetch(ctx, addrs)
@@ -211,9 +122,9 @@ func (p *probe) run(ctx context.Context) {
 // setDNS records the dns step, with the resolvers' counts when one of
 // them failed at some query.
 func (p *probe) setDNS(ans *dnsAnswer) {
-	p.set(StepDNS, ans.status, ans.detail)
+	p.set(spyder.StepDNS, ans.status, ans.detail)
 	for _, c := range ans.resolvers {
-		if c.failed() {
+		if c.Failed() {
 			p.resolvers = ans.resolvers
 			return
 		}
@@ -226,14 +137,14 @@ func (p *probe) setDNS(ans *dnsAnswer) {
 // leads to. A CNAME to the host itself is not discovered.
 func (p *probe) recordDNS(ans *dnsAnswer) {
 	p.dns = ans
-	if ans.cname != "" && ans.cname != p.host {
-		p.discover(ans.cname)
+	if ans.cname != "" && ans.cname != string(p.host) {
+		p.discoverAnswer(ans.cname)
 	}
 	for _, ns := range ans.ns {
-		p.discover(ns)
+		p.discoverAnswer(ns)
 	}
 	for _, mx := range ans.mx {
-		p.discover(mx)
+		p.discoverAnswer(mx)
 	}
 }
 
@@ -241,37 +152,37 @@ func (p *probe) recordDNS(ans *dnsAnswer) {
 // node (with its TXT), an IP node and RESOLVES_TO edge per address, and
 // ALIAS_OF, USES_NS and USES_MX edges. A CNAME to the host itself gives no
 // edge: a host is never its own alias. The edges have room for room more.
-func (p *probe) dnsGraph(ans *dnsAnswer, room int) (DomainNode, []IPNode, []Edge) {
-	ips := make([]IPNode, 0, len(ans.addrs))
-	edges := make([]Edge, 0, 2*len(ans.addrs)+1+len(ans.ns)+len(ans.mx)+room)
+func (p *probe) dnsGraph(ans *dnsAnswer, room int) (spyder.DomainNode, []spyder.IPNode, []spyder.Edge) {
+	ips := make([]spyder.IPNode, 0, len(ans.addrs))
+	edges := make([]spyder.Edge, 0, 2*len(ans.addrs)+1+len(ans.ns)+len(ans.mx)+room)
 	edge := func(typ, target string) {
-		edges = append(edges, Edge{Type: typ, Source: p.host, Target: target})
+		edges = append(edges, spyder.Edge{Type: typ, Source: string(p.host), Target: target})
 	}
 	for _, ip := range ans.addrs {
 		n, as := p.ipNode(ip)
-		edge(ResolvesTo, n.IP)
+		edge(spyder.ResolvesTo, n.IP)
 		if as != "" {
-			edges = append(edges, Edge{Type: InAS, Source: n.IP, Target: as})
+			edges = append(edges, spyder.Edge{Type: spyder.InAS, Source: n.IP, Target: as})
 		}
 		ips = append(ips, n)
 	}
-	if ans.cname != "" && ans.cname != p.host {
-		edge(AliasOf, ans.cname)
+	if ans.cname != "" && ans.cname != string(p.host) {
+		edge(spyder.AliasOf, ans.cname)
 	}
 	for _, ns := range ans.ns {
-		edge(UsesNS, ns)
+		edge(spyder.UsesNS, ns)
 	}
 	for _, mx := range ans.mx {
-		edge(UsesMX, mx)
+		edge(spyder.UsesMX, mx)
 	}
-	return DomainNode{Host: p.host, TXT: ans.txt}, ips, edges
+	return spyder.DomainNode{Host: p.host, TXT: ans.txt}, ips, edges
 }
 
 // ipNode is the node of address a: with an ASN database, annotated with
 // its AS, whose node it also returns for an IN_AS edge from a ("" when a
 // has no AS).
-func (p *probe) ipNode(a netip.Addr) (IPNode, string) {
-	n := IPNode{IP: a.String()}
+func (p *probe) ipNode(a netip.Addr) (spyder.IPNode, string) {
+	n := spyder.IPNode{IP: a.String()}
 	if p.c.cfg.ASN == nil {
 		return n, ""
 	}
@@ -283,12 +194,18 @@ func (p *probe) ipNode(a netip.Addr) (IPNode, string) {
 	return n, info.Node()
 }
 
-// discover adds the host named s to the hosts found, once, unless it is
-// the probed host. A name from a DNS answer enters spyder here, so it is
-// parsed; one that is not a host name is left out.
-func (p *probe) discover(s string) {
-	h, err := host.Parse(s)
-	if err == nil && string(h) != p.host && !slices.Contains(p.discovered, h) {
+// discoverAnswer adds the host named s, from a DNS answer, to the hosts
+// found. A name from a DNS answer enters spyder here, so it is parsed; one
+// that is not a host name is left out.
+func (p *probe) discoverAnswer(s string) {
+	if h, err := host.Parse(s); err == nil {
+		p.discover(h)
+	}
+}
+
+// discover adds h to the hosts found, once, unless it is the probed host.
+func (p *probe) discover(h host.Name) {
+	if h != p.host && !slices.Contains(p.discovered, h) {
 		p.discovered = append(p.discovered, h)
 	}
 }
@@ -296,13 +213,13 @@ func (p *probe) discover(s string) {
 // finish returns the probe's result: the steps, the nodes and edges of
 // the DNS answers (see dnsGraph) before the others, nodes for edge
 // targets, timestamps and IDs.
-func (p *probe) finish() *Result {
-	p.setRest(StatusError, "step not reached")
+func (p *probe) finish() *spyder.Result {
+	p.setRest(spyder.StatusError, "step not reached")
 	now := p.c.cfg.Now().Unix()
-	r := &Result{Host: p.host, Certs: p.certs, Discovered: p.discovered}
-	r.Outcome.Steps = make([]StepOutcome, len(stepOrder))
+	r := &spyder.Result{Host: p.host, Certs: p.certs, Discovered: p.discovered}
+	r.Outcome.Steps = make([]spyder.StepOutcome, len(stepOrder))
 	for i, s := range p.steps {
-		r.Outcome.Steps[i] = StepOutcome{Step: stepOrder[i], Status: s.status, Detail: s.detail}
+		r.Outcome.Steps[i] = spyder.StepOutcome{Step: stepOrder[i], Status: s.status, Detail: s.detail}
 	}
 	r.Outcome.Steps[0].Resolvers = p.resolvers // StepDNS
 	r.Outcome.Host = r.Host
@@ -319,24 +236,24 @@ func (p *probe) finish() *Result {
 	r.Edges = p.edges
 	targets := 0
 	for _, e := range r.Edges {
-		if toDomain(e.Type) {
+		if spyder.ToDomain(e.Type) {
 			targets++
 		}
 	}
 	r.Domains = slices.Grow(r.Domains, targets)
-	seenDomain := make(map[string]bool, len(r.Domains)+targets)
+	seenDomain := make(map[host.Name]bool, len(r.Domains)+targets)
 	for _, d := range r.Domains {
 		seenDomain[d.Host] = true
 	}
 	for _, e := range r.Edges {
-		if toDomain(e.Type) && !seenDomain[e.Target] {
-			seenDomain[e.Target] = true
-			r.Domains = append(r.Domains, DomainNode{Host: e.Target})
+		if t := host.Name(e.Target); spyder.ToDomain(e.Type) && !seenDomain[t] {
+			seenDomain[t] = true
+			r.Domains = append(r.Domains, spyder.DomainNode{Host: t})
 		}
 	}
 	for i := range r.Domains {
 		d := &r.Domains[i]
-		d.Apex, d.FirstSeen, d.LastSeen = Apex(d.Host), now, now
+		d.Apex, d.FirstSeen, d.LastSeen = d.Host.Apex(), now, now
 	}
 	for i := range r.IPs {
 		r.IPs[i].FirstSeen, r.IPs[i].LastSeen = now, now
@@ -346,14 +263,4 @@ func (p *probe) finish() *Result {
 		e.ObservedAt, e.ProbeID, e.RunID = now, p.c.cfg.ProbeID, p.c.cfg.RunID
 	}
 	return r
-}
-
-// toDomain reports whether an edge of type typ points at a host, whose
-// domain node the result holds.
-func toDomain(typ string) bool {
-	switch typ {
-	case UsesNS, UsesMX, AliasOf, LinksTo, RedirectsTo:
-		return true
-	}
-	return false
 }

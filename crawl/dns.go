@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/spyder-crawler/spyder"
 )
 
 // lookupTypes are the queries every probe sends, all at once. A CNAME
@@ -35,7 +37,7 @@ type dnsAnswer struct {
 	status string // "ok", "nxdomain", "servfail", "partial", "timeout", "error"
 	detail string
 	// resolvers counts, per resolver asked, how the queries ended.
-	resolvers []ResolverCounts
+	resolvers []spyder.ResolverCounts
 }
 
 // udpSize is the largest UDP answer we accept (EDNS0), and read.
@@ -97,15 +99,15 @@ func cnameUnknown(msgs []*dns.Msg) bool {
 
 // addCounts adds more's counts to those of the same server in counts,
 // appending servers counts does not hold, and returns the result.
-func addCounts(counts, more []ResolverCounts) []ResolverCounts {
+func addCounts(counts, more []spyder.ResolverCounts) []spyder.ResolverCounts {
 	for _, m := range more {
-		i := slices.IndexFunc(counts, func(c ResolverCounts) bool { return c.Server == m.Server })
+		i := slices.IndexFunc(counts, func(c spyder.ResolverCounts) bool { return c.Server == m.Server })
 		if i < 0 {
 			counts = append(counts, m)
 			continue
 		}
 		for r := range nResults {
-			*counts[i].field(r) += *m.field(r)
+			*count(&counts[i], r) += *count(&m, r)
 		}
 	}
 	return counts
@@ -116,7 +118,7 @@ func addCounts(counts, more []ResolverCounts) []ResolverCounts {
 // while the probe waits for the answers.
 //
 //go:noinline
-func combine(ctx context.Context, host string, types []uint16, msgs []*dns.Msg, qerrs []error, counts []ResolverCounts) *dnsAnswer {
+func combine(ctx context.Context, host string, types []uint16, msgs []*dns.Msg, qerrs []error, counts []spyder.ResolverCounts) *dnsAnswer {
 	a := &dnsAnswer{}
 	fqdn := dns.Fqdn(host)
 	seenAddr := make(map[netip.Addr]bool)
@@ -135,11 +137,11 @@ func combine(ctx context.Context, host string, types []uint16, msgs []*dns.Msg, 
 	// whichever answer came back first.
 	sortAddrs(a.addrs)
 	status, detail := t.status(len(a.addrs))
-	if status == StatusNXDomain {
+	if status == spyder.StatusNXDomain {
 		*a = dnsAnswer{}
 	}
-	if ctx.Err() != nil && status != StatusOK && status != StatusNXDomain {
-		status = StatusTimeout
+	if ctx.Err() != nil && status != spyder.StatusOK && status != spyder.StatusNXDomain {
+		status = spyder.StatusTimeout
 	}
 	a.status, a.detail, a.resolvers = status, detail, counts
 	return a
@@ -188,17 +190,17 @@ func (t *dnsTally) note(qtype uint16, msg *dns.Msg, err error) bool {
 func (t *dnsTally) status(addrs int) (string, string) {
 	switch {
 	case t.answered > 0 && t.nx == t.answered:
-		return StatusNXDomain, ""
+		return spyder.StatusNXDomain, ""
 	case t.answered == 0 && t.timedOut:
-		return StatusTimeout, strings.Join(t.errs, "; ")
+		return spyder.StatusTimeout, strings.Join(t.errs, "; ")
 	case t.answered == 0:
-		return StatusError, strings.Join(t.errs, "; ")
+		return spyder.StatusError, strings.Join(t.errs, "; ")
 	case len(t.errs) > 0 && t.servfail && addrs == 0:
-		return StatusServFail, strings.Join(t.errs, "; ")
+		return spyder.StatusServFail, strings.Join(t.errs, "; ")
 	case len(t.errs) > 0:
-		return StatusPartial, strings.Join(t.errs, "; ")
+		return spyder.StatusPartial, strings.Join(t.errs, "; ")
 	}
-	return StatusOK, ""
+	return spyder.StatusOK, ""
 }
 
 // read adds the records of msg's answer section to a: every distinct
@@ -258,7 +260,7 @@ func (r *resolver) lookupAddrs(ctx context.Context, host string) ([]netip.Addr, 
 	}
 	if len(addrs) == 0 && err != nil {
 		if ctx.Err() != nil || isTimeout(err) {
-			return nil, &stepError{StatusTimeout, fmt.Errorf("resolve %s: %w", host, err)}
+			return nil, &stepError{spyder.StatusTimeout, fmt.Errorf("resolve %s: %w", host, err)}
 		}
 		return nil, fmt.Errorf("resolve %s: %w", host, err)
 	}

@@ -9,7 +9,7 @@
 // # Probing
 //
 // A [Crawler] probes one host at a time per call, from any number of
-// workers: [Crawler.ProbeHost] (or [Crawler.Probe], for input not parsed
+// workers: [Crawler.Visit] (or [Crawler.Probe], for input not parsed
 // yet) sends the host's DNS questions (A, AAAA, NS, MX, TXT; their answers
 // carry a CNAME) at once to the next of the configured resolvers (asking
 // another when one is silent or answers SERVFAIL or REFUSED, and setting
@@ -26,7 +26,7 @@
 //
 // # Output
 //
-// A [Result] holds what one probe found; a [Batch] is one line of output,
+// A [Result] holds what one visit found; a [spyder.Batch] is one line of output,
 // the results of several probes with the run's repeated nodes and edges
 // left out. Package sink builds and writes batches.
 package crawl

@@ -16,7 +16,7 @@ func ExampleExtractLinks() {
 		<a href="mailto:me@example.com">skipped</a>
 		<img src="https://bücher.de/cover.png">`
 	for _, h := range crawl.ExtractLinks(strings.NewReader(doc), page) {
-		fmt.Println(h, crawl.Apex(h))
+		fmt.Println(h, h.Apex())
 	}
 	// Output:
 	// cdn.example.net example.net

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/spyder-crawler/spyder"
 )
 
 // resolver sends DNS queries to one or more servers. Each lookup starts at
@@ -49,16 +51,16 @@ func newResolver(servers []string, timeout time.Duration, retries int, now func(
 type lookup struct {
 	r      *resolver
 	qs     *dnsQuestions
-	final  []*dns.Msg       // answers to keep
-	failed []*dns.Msg       // the last SERVFAIL or REFUSED answer, kept if no other comes
-	errs   []error          // the last error of a question without an answer
-	badAt  [][]int          // servers (index in r.ups) that answered SERVFAIL or REFUSED
-	asked  []bool           // servers this lookup has asked
-	socks  []*socketUse     // by server (index in r.ups), nil until used
-	inbox  chan dnsPacket   // answers from every server asked
-	later  []dnsPacket      // answers from a server other than the one being asked
-	order  []int            // servers in the order first asked
-	counts []ResolverCounts // by server, set once asked
+	final  []*dns.Msg              // answers to keep
+	failed []*dns.Msg              // the last SERVFAIL or REFUSED answer, kept if no other comes
+	errs   []error                 // the last error of a question without an answer
+	badAt  [][]int                 // servers (index in r.ups) that answered SERVFAIL or REFUSED
+	asked  []bool                  // servers this lookup has asked
+	socks  []*socketUse            // by server (index in r.ups), nil until used
+	inbox  chan dnsPacket          // answers from every server asked
+	later  []dnsPacket             // answers from a server other than the one being asked
+	order  []int                   // servers in the order first asked
+	counts []spyder.ResolverCounts // by server, set once asked
 }
 
 // socketUse is a lookup's share of a socket to one server: the IDs its
@@ -77,11 +79,11 @@ type socketUse struct {
 // is asked again over TCP of the same server. An answer counts only if its
 // ID (on that server's socket) and question match one we asked. Each question ends with either an
 // answer or an error, never both missing.
-func (r *resolver) exchange(ctx context.Context, host string, types []uint16) ([]*dns.Msg, []error, []ResolverCounts) {
+func (r *resolver) exchange(ctx context.Context, host string, types []uint16) ([]*dns.Msg, []error, []spyder.ResolverCounts) {
 	n := len(types)
 	l := &lookup{r: r, final: make([]*dns.Msg, n), failed: make([]*dns.Msg, n), errs: make([]error, n),
 		badAt: make([][]int, n), asked: make([]bool, len(r.ups)), socks: make([]*socketUse, len(r.ups)),
-		inbox: make(chan dnsPacket, n*(r.retries+1)+2), counts: make([]ResolverCounts, len(r.ups))}
+		inbox: make(chan dnsPacket, n*(r.retries+1)+2), counts: make([]spyder.ResolverCounts, len(r.ups))}
 	defer l.close()
 	qs, err := newQuestions(host, types)
 	if err != nil {
@@ -156,7 +158,7 @@ func (l *lookup) ask(ctx context.Context, u int, want []int) attemptEnd {
 	if !l.asked[u] {
 		l.asked[u] = true
 		l.order = append(l.order, u)
-		l.counts[u] = ResolverCounts{Server: l.r.ups[u].server}
+		l.counts[u] = spyder.ResolverCounts{Server: l.r.ups[u].server}
 	}
 	use, err := l.socket(ctx, u)
 	if err != nil {
@@ -300,13 +302,13 @@ func (l *lookup) fail(u, i int, err error) {
 }
 
 func (l *lookup) count(u int, res queryResult) {
-	l.counts[u].add(res)
+	*count(&l.counts[u], res)++
 	l.r.ups[u].counts[res].Add(1)
 }
 
 // result returns each question's answer (a SERVFAIL or REFUSED one when no
 // other came) or error, and the servers' counts in the order asked.
-func (l *lookup) result(ctx context.Context) ([]*dns.Msg, []error, []ResolverCounts) {
+func (l *lookup) result(ctx context.Context) ([]*dns.Msg, []error, []spyder.ResolverCounts) {
 	for i := range l.final {
 		switch {
 		case l.final[i] != nil:
@@ -319,7 +321,7 @@ func (l *lookup) result(ctx context.Context) ([]*dns.Msg, []error, []ResolverCou
 			l.errs[i] = errNoResolver
 		}
 	}
-	counts := make([]ResolverCounts, len(l.order))
+	counts := make([]spyder.ResolverCounts, len(l.order))
 	for k, u := range l.order {
 		counts[k] = l.counts[u]
 	}

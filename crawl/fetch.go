@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+
+	"github.com/spyder-crawler/spyder"
 )
 
 // stepError is a failed network step and the status it is recorded with.
@@ -22,7 +24,7 @@ func classify(ctx context.Context, err error, fallback string) (string, string) 
 		return se.status, se.err.Error()
 	}
 	if ctx.Err() != nil || isTimeout(err) {
-		return StatusTimeout, err.Error()
+		return spyder.StatusTimeout, err.Error()
 	}
 	return fallback, err.Error()
 }
@@ -35,18 +37,18 @@ func (p *probe) fetch(ctx context.Context, addrs []netip.Addr) {
 	var open conns
 	defer func() { open.closeAll() }()
 
-	hc, err := p.connect(ctx, "https", p.host, "443", addrs, p.recordCert)
+	hc, err := p.connect(ctx, "https", string(p.host), "443", addrs, p.recordCert)
 	if err != nil {
-		status, detail := classify(ctx, err, StatusConnectError)
+		status, detail := classify(ctx, err, spyder.StatusConnectError)
 		p.setRest(status, detail)
 		return
 	}
-	open.put("https://"+p.host+":443", hc)
+	open.put("https://"+string(p.host)+":443", hc)
 
 	rules, status, detail, err := p.robotsFor(ctx, &open, hc, addrs)
-	p.set(StepRobots, status, detail)
+	p.set(spyder.StepRobots, status, detail)
 	if err != nil {
-		p.setRest(StatusTimeout, "")
+		p.setRest(spyder.StatusTimeout, "")
 		return
 	}
 	p.followPage(ctx, &open, addrs, rules)

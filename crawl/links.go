@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
-	"golang.org/x/net/publicsuffix"
 
 	"github.com/spyder-crawler/spyder/host"
 )
@@ -37,7 +36,7 @@ const maxRawLinks = 20_000
 // are skipped. Malformed HTML is read as browsers would tokenize it.
 //
 // ExtractLinks reads r to its end or first error; the caller bounds r.
-func ExtractLinks(r io.Reader, page *url.URL) []string {
+func ExtractLinks(r io.Reader, page *url.URL) []host.Name {
 	z := html.NewTokenizer(r)
 	var raw []string
 	var base string
@@ -79,19 +78,19 @@ func ExtractLinks(r io.Reader, page *url.URL) []string {
 			ref = b
 		}
 	}
-	var hosts []string
-	seen := make(map[string]bool)
+	var hosts []host.Name
+	seen := make(map[host.Name]bool)
 	for _, s := range raw {
 		scheme, name, ok := linkHost(ref, s)
 		if !ok || (scheme != "http" && scheme != "https") {
 			continue
 		}
 		h, err := host.Parse(name)
-		if err != nil || seen[string(h)] {
+		if err != nil || seen[h] {
 			continue
 		}
-		seen[string(h)] = true
-		hosts = append(hosts, string(h))
+		seen[h] = true
+		hosts = append(hosts, h)
 	}
 	return hosts
 }
@@ -170,14 +169,4 @@ func linkHost(ref *url.URL, s string) (scheme, hostname string, ok bool) {
 		return scheme, u.Hostname(), true
 	}
 	return scheme, ref.Hostname(), true
-}
-
-// Apex returns the registrable domain of host (eTLD+1 by the public suffix
-// list), or host itself when it has none (a public suffix, say).
-func Apex(host string) string {
-	a, err := publicsuffix.EffectiveTLDPlusOne(host)
-	if err != nil {
-		return host
-	}
-	return a
 }

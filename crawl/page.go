@@ -6,6 +6,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+
+	"github.com/spyder-crawler/spyder"
 )
 
 // page reads the final response of the page fetch and records its links
@@ -16,26 +18,26 @@ func (p *probe) page(ctx context.Context, hc *httpConn, resp *http.Response, u *
 	defer hc.done(resp)
 	code := resp.StatusCode
 	if code < 200 || code > 299 {
-		p.set(StepPage, httpStatus(code), "")
+		p.set(spyder.StepPage, httpStatus(code), "")
 		return
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt != "text/html" && mt != "application/xhtml+xml" {
-		p.set(StepPage, StatusNotHTML, resp.Header.Get("Content-Type"))
+		p.set(spyder.StepPage, spyder.StatusNotHTML, resp.Header.Get("Content-Type"))
 		return
 	}
 	body := &capReader{r: resp.Body, n: p.c.cfg.BodyCap}
 	links := ExtractLinks(body, u)
 	if body.err != nil {
-		status, detail := classify(ctx, body.err, StatusError)
-		p.set(StepPage, status, "reading page: "+detail)
+		status, detail := classify(ctx, body.err, spyder.StatusError)
+		p.set(spyder.StepPage, status, "reading page: "+detail)
 		return
 	}
-	apex := Apex(p.host)
+	apex := p.host.Apex()
 	for _, h := range links {
 		p.discover(h)
-		if Apex(h) != apex {
-			p.edge(LinksTo, h)
+		if h.Apex() != apex {
+			p.edge(spyder.LinksTo, string(h))
 		}
 	}
 	detail := ""
@@ -43,7 +45,7 @@ func (p *probe) page(ctx context.Context, hc *httpConn, resp *http.Response, u *
 		detail = "truncated"
 		hc.close()
 	}
-	p.set(StepPage, StatusOK, detail)
+	p.set(spyder.StepPage, spyder.StatusOK, detail)
 }
 
 // capReader reads at most n bytes of r, noting whether r had more and the

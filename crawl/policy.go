@@ -4,12 +4,14 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // excluded reports whether host's top-level domain is excluded.
-func (c *Crawler) excluded(host string) bool {
-	tld := host[strings.LastIndexByte(host, '.')+1:]
-	return c.exclude[tld]
+func (c *Crawler) excluded(h host.Name) bool {
+	tld := h[strings.LastIndexByte(string(h), '.')+1:]
+	return c.exclude[string(tld)]
 }
 
 // dialable returns the addresses the crawler may connect to: the public

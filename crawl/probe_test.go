@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/host"
 )
@@ -152,7 +153,7 @@ func fixtureSPKI(tb testing.TB, f *fixture) string {
 
 type edge struct{ Type, Source, Target string }
 
-func edgesOf(r *crawl.Result) []edge {
+func edgesOf(r *spyder.Result) []edge {
 	var out []edge
 	for _, e := range r.Edges {
 		out = append(out, edge{e.Type, e.Source, e.Target})
@@ -161,7 +162,7 @@ func edgesOf(r *crawl.Result) []edge {
 	return out
 }
 
-func statuses(r *crawl.Result) map[string]string {
+func statuses(r *spyder.Result) map[string]string {
 	m := make(map[string]string)
 	for _, s := range r.Outcome.Steps {
 		m[s.Step] = s.Status
@@ -360,7 +361,11 @@ func TestCrawler_Probe(t *testing.T) {
 			f.mu.Unlock()
 			lim := &countingLimiter{}
 			c := mustCrawler(t, f, func(c *crawl.Config) { c.AllowPrivate = tt.private; c.Limiter = lim })
-			r := c.Probe(t.Context(), tt.host)
+			h, err := host.Parse(tt.host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := c.Visit(t.Context(), h)
 			if diff := cmp.Diff(tt.want, edgesOf(r)); diff != "" {
 				t.Errorf("edges (-want +got):\n%s", diff)
 			}
@@ -385,7 +390,7 @@ func TestCrawler_Probe(t *testing.T) {
 				t.Errorf("limiter waits = %v, want one per request (%d)", lim.waits, len(tt.requests))
 			}
 			for _, e := range r.Edges {
-				if e.Type == crawl.AliasOf && e.Source == e.Target {
+				if e.Type == spyder.AliasOf && e.Source == e.Target {
 					t.Errorf("self ALIAS_OF %v", e)
 				}
 				if e.ObservedAt != 1700000000 || e.ProbeID != "p1" || e.RunID != "r1" {
@@ -398,10 +403,10 @@ func TestCrawler_Probe(t *testing.T) {
 
 func TestCrawler_Probe_Nodes(t *testing.T) {
 	f := mustFixture(t, fixtureRecords, fixtureCertNames, fixtureHandler())
-	r := mustCrawler(t, f, nil).Probe(t.Context(), "a.example.com")
+	r := mustCrawler(t, f, nil).Visit(t.Context(), "a.example.com")
 	var domains []string
 	for _, d := range r.Domains {
-		domains = append(domains, d.Host)
+		domains = append(domains, string(d.Host))
 	}
 	want := []string{"a.example.com", "ns1.dnshost.net", "mail.mx.org", "b.example.net", "img.cdn.io"}
 	if diff := cmp.Diff(want, domains); diff != "" {
@@ -425,10 +430,10 @@ func TestCrawler_Probe_Nodes(t *testing.T) {
 
 func TestCrawler_Probe_BodyCap(t *testing.T) {
 	f := mustFixture(t, fixtureRecords, fixtureCertNames, fixtureHandler())
-	r := mustCrawler(t, f, func(c *crawl.Config) { c.BodyCap = 1000 }).Probe(t.Context(), "big.example.com")
+	r := mustCrawler(t, f, func(c *crawl.Config) { c.BodyCap = 1000 }).Visit(t.Context(), "big.example.com")
 	var links []string
 	for _, e := range r.Edges {
-		if e.Type == crawl.LinksTo {
+		if e.Type == spyder.LinksTo {
 			links = append(links, e.Target)
 		}
 	}
@@ -477,7 +482,7 @@ func TestCrawler_Probe_Hang(t *testing.T) {
 		c.Dial, c.ConnectTimeout, c.HostTimeout = dial, 300*time.Millisecond, 2*time.Second
 	})
 	start := time.Now()
-	r := c.Probe(t.Context(), "hang.example.com")
+	r := c.Visit(t.Context(), "hang.example.com")
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("Probe took %v, want about ConnectTimeout (300ms)", d)
 	}
@@ -493,7 +498,7 @@ func TestCrawler_Probe_Hang(t *testing.T) {
 	c = mustCrawler(t, f, func(c *crawl.Config) { c.Dial = dial })
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start = time.Now()
-	c.Probe(ctx, "hang.example.com")
+	c.Visit(ctx, "hang.example.com")
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("cancelled Probe took %v, want about 100ms", d)
 	}
@@ -513,7 +518,7 @@ func TestCrawler_Probe_DNS(t *testing.T) {
 	f := mustFixture(t, records, []string{"x.example.com"}, fixtureHandler())
 	c := mustCrawler(t, f, func(c *crawl.Config) { c.DNSTimeout = 200 * time.Millisecond })
 
-	r := c.Probe(t.Context(), "bigtxt.example.com")
+	r := c.Visit(t.Context(), "bigtxt.example.com")
 	if diff := cmp.Diff(want, r.Domains[0].TXT); diff != "" {
 		t.Errorf("TXT of a truncated answer (-want +got):\n%s", diff)
 	}
@@ -521,10 +526,10 @@ func TestCrawler_Probe_DNS(t *testing.T) {
 		t.Errorf("dns outcome = %q, want ok", got)
 	}
 
-	r = c.Probe(t.Context(), "flaky.example.com")
+	r = c.Visit(t.Context(), "flaky.example.com")
 	var dnsEdges []edge
 	for _, e := range edgesOf(r) {
-		if e.Type == crawl.ResolvesTo || e.Type == crawl.UsesMX {
+		if e.Type == spyder.ResolvesTo || e.Type == spyder.UsesMX {
 			dnsEdges = append(dnsEdges, e)
 		}
 	}
@@ -552,7 +557,7 @@ func TestCrawler_Probe_DNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	r = c2.Probe(t.Context(), "a.example.com")
+	r = c2.Visit(t.Context(), "a.example.com")
 	if got := statuses(r)["dns"]; got != "timeout" {
 		t.Errorf("dns outcome with a silent resolver = %q, want timeout", got)
 	}
@@ -585,7 +590,7 @@ func TestCrawler_Probe_Trickle(t *testing.T) {
 	f := mustFixture(t, fixtureRecords, fixtureCertNames, fixtureHandler())
 	c := mustCrawler(t, f, func(c *crawl.Config) { c.RequestTimeout, c.HostTimeout = 300*time.Millisecond, 5*time.Second })
 	start := time.Now()
-	r := c.Probe(t.Context(), "trickle.example.com")
+	r := c.Visit(t.Context(), "trickle.example.com")
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Probe took %v, want about RequestTimeout (300ms)", d)
 	}
@@ -593,7 +598,7 @@ func TestCrawler_Probe_Trickle(t *testing.T) {
 	if diff := cmp.Diff(want, statuses(r)); diff != "" {
 		t.Errorf("outcome (-want +got):\n%s", diff)
 	}
-	if got := edgesOf(r); len(got) != 2 || got[1].Type != crawl.UsesCert {
+	if got := edgesOf(r); len(got) != 2 || got[1].Type != spyder.UsesCert {
 		t.Errorf("edges = %v, want RESOLVES_TO and USES_CERT", got)
 	}
 }

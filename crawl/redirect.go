@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/robots"
 )
@@ -20,12 +21,12 @@ import (
 // disallows ends the chain. Connections are reused from open (by scheme,
 // host and port) while the server keeps them open.
 func (p *probe) followPage(ctx context.Context, open *conns, addrs []netip.Addr, rules *robots.Rules) {
-	u := &url.URL{Scheme: "https", Host: p.host, Path: "/"}
+	u := &url.URL{Scheme: "https", Host: string(p.host), Path: "/"}
 	visited := []string{u.String()} // MaxRedirects at most: searched in turn
 	for hops := 0; ; hops++ {
 		name, err := host.Parse(u.Hostname())
 		if err != nil {
-			p.set(StepPage, StatusError, "redirect to "+err.Error())
+			p.set(spyder.StepPage, spyder.StatusError, "redirect to "+err.Error())
 			return
 		}
 		cur := string(name)
@@ -37,7 +38,7 @@ func (p *probe) followPage(ctx context.Context, open *conns, addrs []netip.Addr,
 		if rules == nil {
 			r, status, detail, err := p.robotsFor(ctx, open, hc, addrs)
 			if err != nil {
-				p.set(StepPage, status, "robots.txt of "+cur+": "+detail)
+				p.set(spyder.StepPage, status, "robots.txt of "+cur+": "+detail)
 				return
 			}
 			rules = r
@@ -50,13 +51,13 @@ func (p *probe) followPage(ctx context.Context, open *conns, addrs []netip.Addr,
 		}
 		path := requestPath(u)
 		if !rules.Allowed(path) {
-			p.set(StepPage, StatusRobotsBlocked, cur+path)
+			p.set(spyder.StepPage, spyder.StatusRobotsBlocked, cur+path)
 			return
 		}
 		resp, err := p.do(ctx, hc, path)
 		if err != nil {
-			status, detail := classify(ctx, err, StatusError)
-			p.set(StepPage, status, detail)
+			status, detail := classify(ctx, err, spyder.StatusError)
+			p.set(spyder.StepPage, status, detail)
 			return
 		}
 		loc := redirectTo(resp)
@@ -70,7 +71,7 @@ func (p *probe) followPage(ctx context.Context, open *conns, addrs []netip.Addr,
 			return
 		}
 		if h, err := host.Parse(next.Hostname()); err == nil {
-			p.discover(string(h))
+			p.discover(h)
 			if h != name {
 				rules = nil
 			}
@@ -82,8 +83,8 @@ func (p *probe) followPage(ctx context.Context, open *conns, addrs []netip.Addr,
 // setConnFailed records the page step as failed by err, a connection
 // that could not be made.
 func (p *probe) setConnFailed(ctx context.Context, err error) {
-	status, detail := classify(ctx, err, StatusConnectError)
-	p.set(StepPage, status, detail)
+	status, detail := classify(ctx, err, spyder.StatusConnectError)
+	p.set(spyder.StepPage, status, detail)
 }
 
 // hopConn returns an open connection for u (whose normalised host is
@@ -142,16 +143,16 @@ func (p *probe) nextHop(u *url.URL, loc string, hops int, visited *[]string) *ur
 	next, err := resolve(u, loc)
 	switch {
 	case err != nil || next.Scheme != "http" && next.Scheme != "https":
-		p.set(StepPage, StatusError, "bad redirect to "+strconv.Quote(loc))
+		p.set(spyder.StepPage, spyder.StatusError, "bad redirect to "+strconv.Quote(loc))
 		return nil
 	case hops+1 > p.c.cfg.MaxRedirects:
-		p.set(StepPage, StatusTooManyRedirects, fmt.Sprintf("more than %d", p.c.cfg.MaxRedirects))
+		p.set(spyder.StepPage, spyder.StatusTooManyRedirects, fmt.Sprintf("more than %d", p.c.cfg.MaxRedirects))
 		return nil
 	}
 	next.Fragment, next.RawFragment = "", ""
 	p.redirectEdge(u, next)
 	if slices.Contains(*visited, next.String()) {
-		p.set(StepPage, StatusTooManyRedirects, "loop at "+next.String())
+		p.set(spyder.StepPage, spyder.StatusTooManyRedirects, "loop at "+next.String())
 		return nil
 	}
 	*visited = append(*visited, next.String())
@@ -164,8 +165,8 @@ func (p *probe) nextHop(u *url.URL, loc string, hops int, visited *[]string) *ur
 func (p *probe) redirectEdge(from, to *url.URL) {
 	src, err1 := host.Parse(from.Hostname())
 	dst, err2 := host.Parse(to.Hostname())
-	if err1 != nil || err2 != nil || Apex(string(src)) == Apex(string(dst)) {
+	if err1 != nil || err2 != nil || src.Apex() == dst.Apex() {
 		return
 	}
-	p.edges = append(p.edges, Edge{Type: RedirectsTo, Source: string(src), Target: string(dst)})
+	p.edges = append(p.edges, spyder.Edge{Type: spyder.RedirectsTo, Source: string(src), Target: string(dst)})
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spyder-crawler/spyder"
 )
 
 // errCrawlDelay reports that the gap a host's Crawl-delay asks for does not
@@ -99,13 +101,13 @@ func (p *probe) awaitTurn(ctx context.Context, hc *httpConn) error {
 	now := time.Now()
 	if at := p.c.robots.reserve(hc.host, now); at.After(now) {
 		if d, ok := ctx.Deadline(); ok && at.After(d) {
-			return &stepError{StatusTimeout, errCrawlDelay}
+			return &stepError{spyder.StatusTimeout, errCrawlDelay}
 		}
 		t := time.NewTimer(at.Sub(now))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return &stepError{StatusTimeout, ctx.Err()}
+			return &stepError{spyder.StatusTimeout, ctx.Err()}
 		case <-t.C:
 		}
 	}
@@ -114,9 +116,9 @@ func (p *probe) awaitTurn(ctx context.Context, hc *httpConn) error {
 			// A limiter may give up at once when the wait would outlast
 			// ctx's deadline; that is a timeout too.
 			if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-				return &stepError{StatusTimeout, fmt.Errorf("limiter: %w", err)}
+				return &stepError{spyder.StatusTimeout, fmt.Errorf("limiter: %w", err)}
 			}
-			return &stepError{StatusError, fmt.Errorf("limiter: %w", err)}
+			return &stepError{spyder.StatusError, fmt.Errorf("limiter: %w", err)}
 		}
 	}
 	return nil

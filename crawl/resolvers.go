@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/spyder-crawler/spyder"
 )
 
 // ResolverCooldown is how long a resolver that stopped answering is set
@@ -78,25 +80,9 @@ func parseResolver(s string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// ResolverCounts counts how one resolver's queries ended. Answers are the
-// answers used (any rcode but SERVFAIL and REFUSED); Timeouts and Errors are
-// queries it left unanswered (no answer in time; a network error such as
-// a closed port); ServFail and Refused are answers asked again of another
-// resolver when there is one; Truncated are UDP answers with the TC bit,
-// asked again over TCP (whose outcome is counted too).
-type ResolverCounts struct {
-	Server    string `json:"server"`
-	Answers   uint64 `json:"answers,omitempty"`
-	Timeouts  uint64 `json:"timeouts,omitempty"`
-	Errors    uint64 `json:"errors,omitempty"`
-	ServFail  uint64 `json:"servfail,omitempty"`
-	Refused   uint64 `json:"refused,omitempty"`
-	Truncated uint64 `json:"truncated,omitempty"`
-}
-
 // ResolverStats is what one resolver did since the [Crawler] started.
 type ResolverStats struct {
-	ResolverCounts
+	spyder.ResolverCounts
 	Up       bool   // in rotation (false: set aside after it stopped answering)
 	SetAside uint64 // times it was set aside
 }
@@ -114,17 +100,9 @@ const (
 	nResults
 )
 
-func (c *ResolverCounts) add(r queryResult) {
-	*c.field(r)++
-}
-
-func (c *ResolverCounts) field(r queryResult) *uint64 {
+// count returns the counter of c that r adds to.
+func count(c *spyder.ResolverCounts, r queryResult) *uint64 {
 	return [nResults]*uint64{&c.Answers, &c.Timeouts, &c.Errors, &c.ServFail, &c.Refused, &c.Truncated}[r]
-}
-
-// failed reports whether any query ended otherwise than with an answer.
-func (c *ResolverCounts) failed() bool {
-	return c.Timeouts+c.Errors+c.ServFail+c.Refused+c.Truncated > 0
 }
 
 // upstream is one resolver: its counters and whether it is in rotation.
@@ -187,9 +165,9 @@ func (u *upstream) report(now time.Time, end attemptEnd, trial bool, cooldown ti
 }
 
 func (u *upstream) stats() ResolverStats {
-	s := ResolverStats{ResolverCounts: ResolverCounts{Server: u.server}, SetAside: u.setAside.Load()}
+	s := ResolverStats{ResolverCounts: spyder.ResolverCounts{Server: u.server}, SetAside: u.setAside.Load()}
 	for r := range nResults {
-		*s.field(r) = u.counts[r].Load()
+		*count(&s.ResolverCounts, r) = u.counts[r].Load()
 	}
 	u.mu.Lock()
 	s.Up = u.downUntil.IsZero()

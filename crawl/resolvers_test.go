@@ -14,8 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/internal/clocktest"
 )
 
@@ -101,7 +103,7 @@ func addressed(t *testing.T, w *crawltest.World, n int) []string {
 	var out []string
 	for _, h := range w.Seeds {
 		edges, _ := w.ExpectedFor([]string{h})
-		if slices.ContainsFunc(edges, func(e crawl.Edge) bool { return e.Type == crawl.ResolvesTo }) {
+		if slices.ContainsFunc(edges, func(e spyder.Edge) bool { return e.Type == spyder.ResolvesTo }) {
 			out = append(out, h)
 		}
 		if len(out) == n {
@@ -113,31 +115,31 @@ func addressed(t *testing.T, w *crawltest.World, n int) []string {
 }
 
 // checkDNSEdges compares the RESOLVES_TO edges of r with the world's.
-func checkDNSEdges(t *testing.T, w *crawltest.World, r *crawl.Result) {
+func checkDNSEdges(t *testing.T, w *crawltest.World, r *spyder.Result) {
 	t.Helper()
-	pick := func(es []crawl.Edge) []edge {
+	pick := func(es []spyder.Edge) []edge {
 		var out []edge
 		for _, e := range es {
-			if e.Type == crawl.ResolvesTo {
+			if e.Type == spyder.ResolvesTo {
 				out = append(out, edge{e.Type, e.Source, e.Target})
 			}
 		}
 		slices.SortFunc(out, func(a, b edge) int { return strings.Compare(a.Target, b.Target) })
 		return out
 	}
-	want, _ := w.ExpectedFor([]string{r.Host})
+	want, _ := w.ExpectedFor([]string{string(r.Host)})
 	if diff := cmp.Diff(pick(want), pick(r.Edges)); diff != "" {
 		t.Errorf("%s: RESOLVES_TO (-want +got):\n%s", r.Host, diff)
 	}
 }
 
-func dnsStep(r *crawl.Result) crawl.StepOutcome {
+func dnsStep(r *spyder.Result) spyder.StepOutcome {
 	for _, s := range r.Outcome.Steps {
-		if s.Step == crawl.StepDNS {
+		if s.Step == spyder.StepDNS {
 			return s
 		}
 	}
-	return crawl.StepOutcome{}
+	return spyder.StepOutcome{}
 }
 
 // TestCrawler_Resolvers_Spread checks that lookups take turns over every
@@ -149,9 +151,9 @@ func TestCrawler_Resolvers_Spread(t *testing.T) {
 	c := mustResolverCrawler(t, w, servers, clk, 0)
 	hosts := addressed(t, w, 12)
 	for _, h := range hosts {
-		r := c.Probe(t.Context(), h)
+		r := c.Visit(t.Context(), host.Name(h))
 		checkDNSEdges(t, w, r)
-		if s := dnsStep(r); s.Status != crawl.StatusOK || s.Resolvers != nil {
+		if s := dnsStep(r); s.Status != spyder.StatusOK || s.Resolvers != nil {
 			t.Errorf("%s: dns step %+v, want ok without resolver counts", h, s)
 		}
 	}
@@ -178,23 +180,23 @@ func TestCrawler_Resolvers_Spread(t *testing.T) {
 func TestCrawler_Resolvers_Failover(t *testing.T) {
 	tests := []struct {
 		mode crawltest.DNSMode
-		want crawl.ResolverCounts
+		want spyder.ResolverCounts
 	}{
-		{crawltest.DNSServFail, crawl.ResolverCounts{ServFail: 5}},
-		{crawltest.DNSRefused, crawl.ResolverCounts{Refused: 5}},
-		{crawltest.DNSSilent, crawl.ResolverCounts{Timeouts: 5}},
+		{crawltest.DNSServFail, spyder.ResolverCounts{ServFail: 5}},
+		{crawltest.DNSRefused, spyder.ResolverCounts{Refused: 5}},
+		{crawltest.DNSSilent, spyder.ResolverCounts{Timeouts: 5}},
 	}
 	for _, tt := range tests {
 		w, servers := resolverWorld(t, 2, false)
 		servers[0].SetMode(tt.mode)
 		c := mustResolverCrawler(t, w, servers, clocktest.New(time.Unix(1700000000, 0)), 1)
 		h := addressed(t, w, 1)[0]
-		r := c.Probe(t.Context(), h) // starts at the first resolver
+		r := c.Visit(t.Context(), host.Name(h)) // starts at the first resolver
 		checkDNSEdges(t, w, r)
 		first := tt.want
 		first.Server = servers[0].Addr
-		want := []crawl.ResolverCounts{first, {Server: servers[1].Addr, Answers: 5}}
-		if s := dnsStep(r); s.Status != crawl.StatusOK || !cmp.Equal(s.Resolvers, want) {
+		want := []spyder.ResolverCounts{first, {Server: servers[1].Addr, Answers: 5}}
+		if s := dnsStep(r); s.Status != spyder.StatusOK || !cmp.Equal(s.Resolvers, want) {
 			t.Errorf("mode %d: dns step %+v, want ok with %+v", tt.mode, s, want)
 		}
 	}
@@ -205,8 +207,8 @@ func TestCrawler_Resolvers_Failover(t *testing.T) {
 	w, servers := resolverWorld(t, 1, false)
 	servers[0].SetMode(crawltest.DNSServFail)
 	c := mustResolverCrawler(t, w, servers, clocktest.New(time.Unix(1700000000, 0)), 2)
-	r := c.Probe(t.Context(), addressed(t, w, 1)[0])
-	want := []crawl.ResolverCounts{{Server: servers[0].Addr, ServFail: 6}}
+	r := c.Visit(t.Context(), host.Name(addressed(t, w, 1)[0]))
+	want := []spyder.ResolverCounts{{Server: servers[0].Addr, ServFail: 6}}
 	if s := dnsStep(r); s.Status != "servfail" || !cmp.Equal(s.Resolvers, want) {
 		t.Errorf("single resolver answering SERVFAIL: dns step %+v, want servfail with %+v", s, want)
 	}
@@ -222,10 +224,10 @@ func TestCrawler_Resolvers_Truncated(t *testing.T) {
 	servers[0].SetMode(crawltest.DNSTruncate)
 	c := mustResolverCrawler(t, w, servers, clocktest.New(time.Unix(1700000000, 0)), 0)
 	h := addressed(t, w, 1)[0]
-	r := c.Probe(t.Context(), h)
+	r := c.Visit(t.Context(), host.Name(h))
 	checkDNSEdges(t, w, r)
-	want := []crawl.ResolverCounts{{Server: servers[0].Addr, Answers: 5, Truncated: 5}}
-	if s := dnsStep(r); s.Status != crawl.StatusOK || !cmp.Equal(s.Resolvers, want) {
+	want := []spyder.ResolverCounts{{Server: servers[0].Addr, Answers: 5, Truncated: 5}}
+	if s := dnsStep(r); s.Status != spyder.StatusOK || !cmp.Equal(s.Resolvers, want) {
 		t.Errorf("dns step %+v, want ok with %+v", s, want)
 	}
 	if udp, tcp := servers[0].Queries(); udp < 5 || tcp < 5 {
@@ -248,9 +250,9 @@ func TestCrawler_Resolvers_SetAside(t *testing.T) {
 	hosts := addressed(t, w, 8)
 	probe := func(h string) {
 		t.Helper()
-		r := c.Probe(t.Context(), h)
+		r := c.Visit(t.Context(), host.Name(h))
 		checkDNSEdges(t, w, r)
-		if s := dnsStep(r); s.Status != crawl.StatusOK {
+		if s := dnsStep(r); s.Status != spyder.StatusOK {
 			t.Errorf("%s: dns step %+v, want ok through the other resolver", h, s)
 		}
 	}
@@ -327,12 +329,12 @@ func TestCrawler_Probe_IPv6Only(t *testing.T) {
 			return d.DialContext(ctx, "tcp6", v6.addr)
 		}
 	})
-	r := c.Probe(t.Context(), "v6only.example.com")
+	r := c.Visit(t.Context(), "v6only.example.com")
 	want := map[string]string{"dns": "ok", "tls": "ok", "robots": "ok", "page": "ok"}
 	if diff := cmp.Diff(want, statuses(r)); diff != "" {
 		t.Errorf("outcome (-want +got):\n%s", diff)
 	}
-	if !slices.Contains(edgesOf(r), edge{crawl.ResolvesTo, "v6only.example.com", "::1"}) {
+	if !slices.Contains(edgesOf(r), edge{spyder.ResolvesTo, "v6only.example.com", "::1"}) {
 		t.Errorf("edges %v, want RESOLVES_TO ::1", edgesOf(r))
 	}
 	mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/robots"
 )
@@ -24,7 +25,7 @@ const maxRobotsRedirects = 5
 // fetched (see fetchRobots). A policy is cached unless the fetch timed out.
 func (p *probe) robotsFor(ctx context.Context, open *conns, hc *httpConn, addrs []netip.Addr) (*robots.Rules, string, string, error) {
 	if r := p.c.robots.get(hc.host, time.Now()); r != nil {
-		return r, StatusOK, "cached", nil
+		return r, spyder.StatusOK, "cached", nil
 	}
 	r, status, detail, err := p.fetchRobots(ctx, open, hc, addrs)
 	if err != nil {
@@ -56,13 +57,13 @@ func (p *probe) fetchRobots(ctx context.Context, open *conns, hc *httpConn, addr
 		next, err := resolve(u, loc)
 		switch {
 		case hops == maxRobotsRedirects:
-			return robots.Fixed(true, "robots.txt: too many redirects"), StatusTooManyRedirects, "robots.txt", nil
+			return robots.Fixed(true, "robots.txt: too many redirects"), spyder.StatusTooManyRedirects, "robots.txt", nil
 		case err != nil || next.Scheme != "http" && next.Scheme != "https":
-			return robots.Fixed(true, "robots.txt: bad redirect"), StatusError, "bad redirect to " + loc, nil
+			return robots.Fixed(true, "robots.txt: bad redirect"), spyder.StatusError, "bad redirect to " + loc, nil
 		}
 		name, err := host.Parse(next.Hostname())
 		if err != nil {
-			return robots.Fixed(true, "robots.txt: bad redirect"), StatusError, "redirect to " + err.Error(), nil
+			return robots.Fixed(true, "robots.txt: bad redirect"), spyder.StatusError, "redirect to " + err.Error(), nil
 		}
 		if hc, err = p.hopConn(ctx, open, next, string(name), addrs); err != nil {
 			return robotsUnreachable(ctx, err)
@@ -74,8 +75,8 @@ func (p *probe) fetchRobots(ctx context.Context, open *conns, hc *httpConn, addr
 // robotsUnreachable is the policy after err: none for a timeout (the error
 // is returned), else disallow all (RFC 9309 §2.3.1.4).
 func robotsUnreachable(ctx context.Context, err error) (*robots.Rules, string, string, error) {
-	status, detail := classify(ctx, err, StatusError)
-	if status == StatusTimeout {
+	status, detail := classify(ctx, err, spyder.StatusError)
+	if status == spyder.StatusTimeout {
 		return nil, status, detail, err
 	}
 	return robots.Fixed(false, "robots.txt unreachable: "+detail), status, detail, nil
@@ -93,14 +94,14 @@ func (p *probe) readRobots(ctx context.Context, hc *httpConn, resp *http.Respons
 	body := &capReader{r: resp.Body, n: robots.MaxSize}
 	data, _ := io.ReadAll(body)
 	if body.err != nil {
-		status, detail := classify(ctx, body.err, StatusError)
-		if status == StatusTimeout {
+		status, detail := classify(ctx, body.err, spyder.StatusError)
+		if status == spyder.StatusTimeout {
 			return nil, status, "reading robots.txt: " + detail, body.err
 		}
-		return robots.Fixed(false, "robots.txt unreadable: "+detail), StatusError, detail, nil
+		return robots.Fixed(false, "robots.txt unreadable: "+detail), spyder.StatusError, detail, nil
 	}
 	if ctx.Err() != nil {
-		return nil, StatusTimeout, "reading robots.txt", ctx.Err()
+		return nil, spyder.StatusTimeout, "reading robots.txt", ctx.Err()
 	}
-	return robots.Parse(data, robotsToken), StatusOK, "", nil
+	return robots.Parse(data, robotsToken), spyder.StatusOK, "", nil
 }

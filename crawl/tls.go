@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/spyder-crawler/spyder"
 )
 
 // Key exchanges a handshake offers. Go sends a key share for the first
@@ -59,9 +61,9 @@ func handshake(cctx context.Context, nc net.Conn, host string, curves []tls.Curv
 	if err := <-done; err != nil {
 		nc.Close()
 		if cctx.Err() != nil || isTimeout(err) {
-			return nil, &stepError{StatusTimeout, fmt.Errorf("tls handshake: %w", err)}
+			return nil, &stepError{spyder.StatusTimeout, fmt.Errorf("tls handshake: %w", err)}
 		}
-		return nil, &stepError{StatusTLSError, err}
+		return nil, &stepError{spyder.StatusTLSError, err}
 	}
 	return tc, nil
 }
@@ -153,18 +155,18 @@ func (c *finishedConn) Write(b []byte) (int, error) {
 // signatures once per crawl, through the crawler's verifyCache).
 func (p *probe) recordCert(cs *tls.ConnectionState) {
 	if cs == nil || len(cs.PeerCertificates) == 0 {
-		p.set(StepTLS, StatusTLSError, "no certificate")
+		p.set(spyder.StepTLS, spyder.StatusTLSError, "no certificate")
 		return
 	}
 	leaf := cs.PeerCertificates[0]
 	sum := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
 	spki := hex.EncodeToString(sum[:])
-	verr := p.c.verified.verify(cs.PeerCertificates, p.host, p.c.cfg.RootCAs, p.c.cfg.Now())
+	verr := p.c.verified.verify(cs.PeerCertificates, string(p.host), p.c.cfg.RootCAs, p.c.cfg.Now())
 	sans := append([]string(nil), leaf.DNSNames...)
 	for _, ip := range leaf.IPAddresses {
 		sans = append(sans, ip.String())
 	}
-	p.certs = append(p.certs, CertNode{
+	p.certs = append(p.certs, spyder.CertNode{
 		SPKISHA256: spki,
 		SubjectCN:  leaf.Subject.CommonName,
 		IssuerCN:   leaf.Issuer.CommonName,
@@ -173,10 +175,10 @@ func (p *probe) recordCert(cs *tls.ConnectionState) {
 		SANs:       sans,
 		Verified:   verr == nil,
 	})
-	p.edge(UsesCert, spki)
+	p.edge(spyder.UsesCert, spki)
 	if verr != nil {
-		p.set(StepTLS, StatusUnverified, verr.Error())
+		p.set(spyder.StepTLS, spyder.StatusUnverified, verr.Error())
 	} else {
-		p.set(StepTLS, StatusOK, "")
+		p.set(spyder.StepTLS, spyder.StatusOK, "")
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spyder-crawler/spyder"
 )
 
 // tcpPair returns the two ends of a loopback TCP connection.
@@ -265,7 +267,7 @@ func TestReadFirst_Ends(t *testing.T) {
 			go func() { _, err := p.do(ctx, hc, "/"); done <- err }()
 			select {
 			case err := <-done:
-				if status, _ := classify(ctx, err, StatusError); status != StatusTimeout {
+				if status, _ := classify(ctx, err, spyder.StatusError); status != spyder.StatusTimeout {
 					t.Errorf("error %v (%s), want a timeout", err, status)
 				}
 			case <-time.After(10 * time.Second):

@@ -24,8 +24,10 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/limiter"
 	spysink "github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/store"
@@ -39,7 +41,7 @@ type crawlRun struct {
 	out     bytes.Buffer
 	mu      sync.Mutex
 	dialed  []string
-	results []*crawl.Result
+	results []*spyder.Result
 	elapsed time.Duration
 	// waits are the times the limiter let each request go, by key (the
 	// host), as the crawler saw them.
@@ -53,7 +55,7 @@ type crawlRun struct {
 	count              map[string]int
 }
 
-func (r *crawlRun) time(res *crawl.Result, probe, add time.Duration) {
+func (r *crawlRun) time(res *spyder.Result, probe, add time.Duration) {
 	var k []string
 	for _, s := range res.Outcome.Steps {
 		k = append(k, s.Status)
@@ -176,7 +178,7 @@ func crawlTarget(tb testing.TB, w target, o crawlOptions) *crawlRun {
 					o.inFlight.Add(1)
 				}
 				t0 := time.Now()
-				r := c.Probe(ctx, h)
+				r := c.Visit(ctx, host.Name(h))
 				t1 := time.Now()
 				if o.inFlight != nil {
 					o.inFlight.Add(-1)
@@ -228,13 +230,13 @@ func (w *waitLog) Wait(ctx context.Context, key string) error {
 type edgeKey struct{ Type, Source, Target string }
 
 // batches decodes the JSON lines written.
-func (r *crawlRun) batches(tb testing.TB) []crawl.Batch {
+func (r *crawlRun) batches(tb testing.TB) []spyder.Batch {
 	tb.Helper()
-	var out []crawl.Batch
+	var out []spyder.Batch
 	sc := bufio.NewScanner(bytes.NewReader(r.out.Bytes()))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
-		var b crawl.Batch
+		var b spyder.Batch
 		if err := json.Unmarshal(sc.Bytes(), &b); err != nil {
 			tb.Fatalf("output line is not a batch: %v", err)
 		}
@@ -292,7 +294,7 @@ func TestCrawl_World(t *testing.T) {
 			if e.RunID != "run-1" || e.ProbeID != "probe-1" || e.ObservedAt == 0 {
 				t.Errorf("edge %v lacks run, probe or time", e)
 			}
-			if e.Type == crawl.AliasOf && e.Source == e.Target {
+			if e.Type == spyder.AliasOf && e.Source == e.Target {
 				t.Errorf("self ALIAS_OF: %v", e)
 			}
 		}
@@ -354,9 +356,9 @@ func checkEdges(t *testing.T, w *crawltest.World, run *crawlRun, got map[edgeKey
 	if len(missing) == 0 && len(extra) == 0 {
 		return
 	}
-	byHost := make(map[string]*crawl.Result)
+	byHost := make(map[string]*spyder.Result)
 	for _, r := range run.results {
-		byHost[r.Host] = r
+		byHost[string(r.Host)] = r
 	}
 	sortKeys := func(ks []edgeKey) {
 		sort.Slice(ks, func(i, j int) bool { return fmt.Sprint(ks[i]) < fmt.Sprint(ks[j]) })
@@ -498,13 +500,13 @@ func logRequests(t *testing.T, w *crawltest.World, host string, t0 time.Time) {
 }
 
 // checkStatusWords checks that every step of r ended with a status
-// crawl.IsStatus knows, the vocabulary `spyder queue retry --outcome`
+// spyder.IsStatus knows, the vocabulary `spyder queue retry --outcome`
 // checks its words against.
-func checkStatusWords(t *testing.T, r *crawl.Result) {
+func checkStatusWords(t *testing.T, r *spyder.Result) {
 	t.Helper()
 	for _, s := range r.Outcome.Steps {
-		if !crawl.IsStatus(s.Status) {
-			t.Errorf("%s: %s step ended %q, which crawl.IsStatus does not know", r.Host, s.Step, s.Status)
+		if !spyder.IsStatus(s.Status) {
+			t.Errorf("%s: %s step ended %q, which spyder.IsStatus does not know", r.Host, s.Step, s.Status)
 		}
 	}
 }
@@ -515,10 +517,10 @@ func checkOutcomes(t *testing.T, w *crawltest.World, run *crawlRun) {
 	bad := 0
 	for _, r := range run.results {
 		checkStatusWords(t, r)
-		want := w.PageOutcome[r.Host]
+		want := w.PageOutcome[string(r.Host)]
 		if got := r.Outcome.Steps[3].Status; got != want {
 			if bad++; bad <= 20 {
-				t.Errorf("%s: page %q, want %q; outcome %+v\n  %s", r.Host, got, want, r.Outcome.Steps, w.Describe(r.Host))
+				t.Errorf("%s: page %q, want %q; outcome %+v\n  %s", r.Host, got, want, r.Outcome.Steps, w.Describe(string(r.Host)))
 			}
 		}
 	}
@@ -528,14 +530,14 @@ func checkOutcomes(t *testing.T, w *crawltest.World, run *crawlRun) {
 }
 
 // checkCerts compares the certificate nodes emitted with the world's.
-func checkCerts(t *testing.T, w *crawltest.World, batches []crawl.Batch) {
+func checkCerts(t *testing.T, w *crawltest.World, batches []spyder.Batch) {
 	t.Helper()
-	var got []crawl.CertNode
+	var got []spyder.CertNode
 	for _, b := range batches {
 		got = append(got, b.NodesCert...)
 	}
-	slices.SortFunc(got, func(a, b crawl.CertNode) int { return strings.Compare(a.SPKISHA256, b.SPKISHA256) })
-	norm := func(cs []crawl.CertNode) []crawl.CertNode {
+	slices.SortFunc(got, func(a, b spyder.CertNode) int { return strings.Compare(a.SPKISHA256, b.SPKISHA256) })
+	norm := func(cs []spyder.CertNode) []spyder.CertNode {
 		out := slices.Clone(cs)
 		for i := range out {
 			out[i].SANs = slices.Sorted(slices.Values(out[i].SANs))
@@ -593,13 +595,17 @@ func TestCrawl_Hostile(t *testing.T) {
 	}()
 
 	hosts := append(slices.Clone(w.Hostile), w.Seeds...)
-	results := make([]*crawl.Result, len(hosts))
+	results := make([]*spyder.Result, len(hosts))
 	took := make([]time.Duration, len(hosts))
 	var wg sync.WaitGroup
 	for i, h := range hosts {
+		name, err := host.Parse(h)
+		if err != nil {
+			continue // rejected where it enters spyder, so never visited
+		}
 		wg.Go(func() {
 			start := time.Now()
-			results[i] = c.Probe(t.Context(), h)
+			results[i] = c.Visit(t.Context(), name)
 			took[i] = time.Since(start)
 		})
 	}
@@ -637,14 +643,20 @@ func TestCrawl_Hostile(t *testing.T) {
 
 	got := make(map[edgeKey]bool)
 	for i, r := range results {
-		for _, e := range r.Edges {
-			got[edgeKey{e.Type, e.Source, e.Target}] = true
-		}
-		checkStatusWords(t, r)
 		h := w.Hostile[i]
 		// The world names the step where the probe stops and how.
 		want := w.HostileOutcome[h]
 		step, status, _ := strings.Cut(want, ":")
+		if r == nil {
+			if status != spyder.StatusInvalidHost {
+				t.Errorf("%q: rejected by host.Parse, want %s", h, want)
+			}
+			continue
+		}
+		for _, e := range r.Edges {
+			got[edgeKey{e.Type, e.Source, e.Target}] = true
+		}
+		checkStatusWords(t, r)
 		if got := statuses(r)[step]; got != status {
 			t.Errorf("%q: %s step %q, want %q; outcome %+v", h, step, got, status, r.Outcome.Steps)
 		}

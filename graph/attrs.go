@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // attrDef is an attribute the graph formats declare, with its type in
@@ -31,7 +31,7 @@ func attrsOf(n Node) []attr {
 	switch {
 	case n.Domain != nil:
 		d := n.Domain
-		a = append(a, attr{"apex", d.Apex}, attr{"first_seen", i64(d.FirstSeen, 10)}, attr{"last_seen", i64(d.LastSeen, 10)})
+		a = append(a, attr{"apex", string(d.Apex)}, attr{"first_seen", i64(d.FirstSeen, 10)}, attr{"last_seen", i64(d.LastSeen, 10)})
 		if len(d.TXT) > 0 {
 			a = append(a, attr{"txt", strings.Join(d.TXT, "\n")})
 		}
@@ -50,7 +50,7 @@ func attrsOf(n Node) []attr {
 }
 
 // edgeAttrsOf returns e's attributes.
-func edgeAttrsOf(e *crawl.Edge) []attr {
+func edgeAttrsOf(e *spyder.Edge) []attr {
 	return []attr{{"type", e.Type}, {"observed_at", strconv.FormatInt(e.ObservedAt, 10)},
 		{"probe_id", e.ProbeID}, {"run_id", e.RunID}}
 }

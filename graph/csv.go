@@ -5,7 +5,7 @@ import (
 	"encoding/csv"
 	"strconv"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // CSVHeader is the header of the csv export: one row per edge, with the
@@ -25,7 +25,7 @@ func newCSV(w *bufio.Writer) *csvEdges {
 
 func (c *csvEdges) node(Node) error { return nil }
 
-func (c *csvEdges) edge(e *crawl.Edge) error {
+func (c *csvEdges) edge(e *spyder.Edge) error {
 	return c.w.Write([]string{e.Source, SourceType(e.Type), e.Target, TargetType(e.Type), e.Type,
 		strconv.FormatInt(e.ObservedAt, 10), e.ProbeID, e.RunID})
 }

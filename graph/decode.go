@@ -8,7 +8,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // decoded is what one line gave: a record, or the problem that made it
@@ -47,7 +47,7 @@ func decodeLine(n int, line []byte) decoded {
 		return d
 	}
 	if d.format == formatEdge {
-		rec.Batch.Edges = []crawl.Edge{{Type: rec.Type, Source: rec.Source, Target: rec.Target,
+		rec.Batch.Edges = []spyder.Edge{{Type: rec.Type, Source: rec.Source, Target: rec.Target,
 			ObservedAt: rec.ObservedAt, ProbeID: rec.ProbeID, RunID: rec.RunID}}
 	}
 	d.rec = &rec

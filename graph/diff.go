@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // Change is one line of a diff: a node or an edge that is in the new graph
@@ -73,7 +73,7 @@ func walkSide(r *Reader, s Side, v visitor) error {
 	fn := w.batch
 	runs := map[string]bool{} // every run the files hold, when s keeps one
 	if s.Run != "" {
-		fn = func(b *crawl.Batch) error {
+		fn = func(b *spyder.Batch) error {
 			runs[b.RunID] = true
 			for _, e := range b.Edges {
 				if e.RunID != "" && e.RunID != b.RunID { // most edges carry their batch's run
@@ -99,8 +99,8 @@ func walkSide(r *Reader, s Side, v visitor) error {
 
 // onlyRun returns the part of b written by run: its nodes if the batch is
 // the run's, and the run's edges.
-func onlyRun(b *crawl.Batch, run string) *crawl.Batch {
-	out := &crawl.Batch{RunID: run}
+func onlyRun(b *spyder.Batch, run string) *spyder.Batch {
+	out := &spyder.Batch{RunID: run}
 	if b.RunID == run {
 		out.NodesDomain, out.NodesIP, out.NodesCert, out.Probes = b.NodesDomain, b.NodesIP, b.NodesCert, b.Probes
 	}
@@ -132,7 +132,7 @@ func (d *differ) node(n Node) error {
 	return d.emit(Change{Change: d.change, Kind: "node", Type: n.Type, ID: n.ID})
 }
 
-func (d *differ) edge(e *crawl.Edge) error {
+func (d *differ) edge(e *spyder.Edge) error {
 	h := keyHash("e", e.Type, e.Source, e.Target)
 	d.keys.add(h)
 	if _, ok := d.other[h]; ok || d.emit == nil {

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"strings"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // Colours of the node types, in DOT and in the HTML view.
@@ -49,7 +49,7 @@ func (d *dot) node(n Node) error {
 	return nil
 }
 
-func (d *dot) edge(e *crawl.Edge) error {
+func (d *dot) edge(e *spyder.Edge) error {
 	d.w.WriteString("  ")
 	d.quoted(e.Source)
 	d.w.WriteString(" -> ")

@@ -13,7 +13,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/graph/graphtest"
 )
 
@@ -84,7 +84,7 @@ func wantNodeAttrs(m *model) map[string]map[string]any {
 	}
 	for id, d := range m.domains {
 		a := want[id]
-		a["apex"], a["first_seen"], a["last_seen"] = d.Apex, float64(d.FirstSeen), float64(d.LastSeen)
+		a["apex"], a["first_seen"], a["last_seen"] = string(d.Apex), float64(d.FirstSeen), float64(d.LastSeen)
 		if len(d.TXT) > 0 {
 			a["txt"] = strings.Join(d.TXT, "\n")
 		}
@@ -166,7 +166,7 @@ func TestExport_DOTParsesWithGraphviz(t *testing.T) {
 	wantNodes, wantE := map[string]string{}, map[string]int{}
 	for typ, ids := range m.nodes {
 		for id := range ids {
-			wantNodes[id] = typ + " " + m.domains[id].Apex
+			wantNodes[id] = typ + " " + string(m.domains[id].Apex)
 		}
 	}
 	for k, e := range m.edges {
@@ -278,11 +278,11 @@ func TestExportNeo4j(t *testing.T) {
 // the CSV types its ends so, the Neo4j files put the AS in ases.csv and the
 // edge in rels_as.csv, and the IP is never mistaken for a domain.
 func TestExport_InAS(t *testing.T) {
-	b := crawl.Batch{BatchID: "b1",
-		NodesDomain: []crawl.DomainNode{{Host: "a.example", Apex: "a.example"}},
-		NodesIP:     []crawl.IPNode{{IP: "192.0.2.1", ASN: 64496, ASOrg: "TEST", Prefix: "192.0.2.0/24"}},
-		Edges: []crawl.Edge{{Type: crawl.ResolvesTo, Source: "a.example", Target: "192.0.2.1"},
-			{Type: crawl.InAS, Source: "192.0.2.1", Target: "AS64496"}}}
+	b := spyder.Batch{BatchID: "b1",
+		NodesDomain: []spyder.DomainNode{{Host: "a.example", Apex: "a.example"}},
+		NodesIP:     []spyder.IPNode{{IP: "192.0.2.1", ASN: 64496, ASOrg: "TEST", Prefix: "192.0.2.0/24"}},
+		Edges: []spyder.Edge{{Type: spyder.ResolvesTo, Source: "a.example", Target: "192.0.2.1"},
+			{Type: spyder.InAS, Source: "192.0.2.1", Target: "AS64496"}}}
 	in := filepath.Join(t.TempDir(), "batch.jsonl")
 	if err := os.WriteFile(in, []byte(jsonLine(t, b)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -298,7 +298,7 @@ func TestExport_InAS(t *testing.T) {
 	for file, want := range map[string][][]string{
 		"domains.csv": {{"a.example", "Domain", "a.example", "0", "0", ""}},
 		"ases.csv":    {{"AS64496", "AS"}},
-		"rels_as.csv": {{"192.0.2.1", "AS64496", crawl.InAS, "0", "", ""}},
+		"rels_as.csv": {{"192.0.2.1", "AS64496", spyder.InAS, "0", "", ""}},
 	} {
 		if d := gocmp.Diff(want, readCSV(t, filepath.Join(dir, file))[1:]); d != "" {
 			t.Errorf("%s (-want +got):\n%s", file, d)

@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // fileReader reads one file: one goroutine splits it into chunks of
@@ -41,7 +41,7 @@ type chunk struct {
 
 const chunkBytes = 1 << 20
 
-func (fr *fileReader) read(in io.Reader, fn func(*crawl.Batch) error) error {
+func (fr *fileReader) read(in io.Reader, fn func(*spyder.Batch) error) error {
 	br := bufio.NewReaderSize(in, 1<<20)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -88,7 +88,7 @@ func (fr *fileReader) read(in io.Reader, fn func(*crawl.Batch) error) error {
 }
 
 // take handles one decoded chunk in order.
-func (fr *fileReader) take(c *chunk, fn func(*crawl.Batch) error) error {
+func (fr *fileReader) take(c *chunk, fn func(*spyder.Batch) error) error {
 	fr.lines = c.first + len(c.lines) - 1
 	fr.filled += len(c.out)
 	if c.bad != nil {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // gexf writes GEXF 1.2, which wants every node before the first edge. In
@@ -54,7 +54,7 @@ func (g *gexf) node(n Node) error {
 	return nil
 }
 
-func (g *gexf) edge(e *crawl.Edge) error {
+func (g *gexf) edge(e *spyder.Edge) error {
 	fmt.Fprintf(g.ew, `<edge id="%d" source="`, g.edges)
 	g.edges++
 	xmlText(g.ew, e.Source)

@@ -5,7 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // xmlText writes s escaped for XML text or a quoted attribute; characters
@@ -53,7 +53,7 @@ func (g *graphML) node(n Node) error {
 	return nil
 }
 
-func (g *graphML) edge(e *crawl.Edge) error {
+func (g *graphML) edge(e *spyder.Edge) error {
 	fmt.Fprintf(g.w, `<edge id="e%d" source="`, g.edges)
 	g.edges++
 	xmlText(g.w, e.Source)

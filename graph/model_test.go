@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/graph/graphtest"
 )
 
@@ -16,10 +16,10 @@ import (
 // with encoding/json, independently of the package's streaming reader.
 type model struct {
 	nodes    map[string]map[string]bool // type → IDs
-	edges    map[[3]string]crawl.Edge   // (type, source, target) → first edge
-	domains  map[string]crawl.DomainNode
-	certs    map[string]crawl.CertNode
-	ips      map[string]crawl.IPNode
+	edges    map[[3]string]spyder.Edge  // (type, source, target) → first edge
+	domains  map[string]spyder.DomainNode
+	certs    map[string]spyder.CertNode
+	ips      map[string]spyder.IPNode
 	outcomes map[string]string // host → page status
 }
 
@@ -34,8 +34,8 @@ func (m *model) nodeCount() int {
 func loadModel(t testing.TB, paths ...string) *model {
 	t.Helper()
 	m := &model{nodes: map[string]map[string]bool{TypeDomain: {}, TypeIP: {}, TypeCert: {}},
-		edges: map[[3]string]crawl.Edge{}, domains: map[string]crawl.DomainNode{},
-		certs: map[string]crawl.CertNode{}, ips: map[string]crawl.IPNode{}, outcomes: map[string]string{}}
+		edges: map[[3]string]spyder.Edge{}, domains: map[string]spyder.DomainNode{},
+		certs: map[string]spyder.CertNode{}, ips: map[string]spyder.IPNode{}, outcomes: map[string]string{}}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -44,13 +44,13 @@ func loadModel(t testing.TB, paths ...string) *model {
 		sc := bufio.NewScanner(bytes.NewReader(data))
 		sc.Buffer(nil, 64<<20)
 		for sc.Scan() {
-			var b crawl.Batch
-			var e crawl.Edge
+			var b spyder.Batch
+			var e spyder.Edge
 			if json.Unmarshal(sc.Bytes(), &b) != nil || json.Unmarshal(sc.Bytes(), &e) != nil {
 				continue
 			}
 			if b.BatchID == "" && e.Type != "" {
-				b.Edges = []crawl.Edge{e}
+				b.Edges = []spyder.Edge{e}
 			}
 			m.add(&b)
 		}
@@ -58,11 +58,11 @@ func loadModel(t testing.TB, paths ...string) *model {
 	return m
 }
 
-func (m *model) add(b *crawl.Batch) {
+func (m *model) add(b *spyder.Batch) {
 	for _, d := range b.NodesDomain {
-		m.nodes[TypeDomain][d.Host] = true
-		if _, ok := m.domains[d.Host]; !ok {
-			m.domains[d.Host] = d
+		m.nodes[TypeDomain][string(d.Host)] = true
+		if _, ok := m.domains[string(d.Host)]; !ok {
+			m.domains[string(d.Host)] = d
 		}
 	}
 	for _, ip := range b.NodesIP {
@@ -87,8 +87,8 @@ func (m *model) add(b *crawl.Batch) {
 	}
 	for _, p := range b.Probes {
 		for _, s := range p.Steps {
-			if _, ok := m.outcomes[p.Host]; !ok && s.Step == crawl.StepPage {
-				m.outcomes[p.Host] = s.Status
+			if _, ok := m.outcomes[string(p.Host)]; !ok && s.Step == spyder.StepPage {
+				m.outcomes[string(p.Host)] = s.Status
 			}
 		}
 	}

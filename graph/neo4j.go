@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // Neo4jFiles are the files ExportNeo4j writes, each with the header
@@ -117,7 +117,7 @@ func (x *neo4j) node(n Node) error {
 	case TypeDomain:
 		row := []string{n.ID, label, "", "", "", ""}
 		if d := n.Domain; d != nil {
-			row = []string{n.ID, label, d.Apex, i64(d.FirstSeen), i64(d.LastSeen), strings.Join(d.TXT, "\n")}
+			row = []string{n.ID, label, string(d.Apex), i64(d.FirstSeen), i64(d.LastSeen), strings.Join(d.TXT, "\n")}
 		}
 		return x.csvs["domains.csv"].Write(row)
 	case TypeIP:
@@ -138,6 +138,6 @@ func (x *neo4j) node(n Node) error {
 	}
 }
 
-func (x *neo4j) edge(e *crawl.Edge) error {
+func (x *neo4j) edge(e *spyder.Edge) error {
 	return x.csvs[neo4jRels[TargetType(e.Type)]].Write([]string{e.Source, e.Target, e.Type, strconv.FormatInt(e.ObservedAt, 10), e.ProbeID, e.RunID})
 }

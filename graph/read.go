@@ -12,7 +12,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // MaxLine is the longest line read, in bytes; a longer one is skipped and
@@ -37,7 +37,7 @@ type Reader struct {
 // record is one line of either format: a batch, or an edge with its own
 // probe_id and run_id (which land in the embedded Batch's fields).
 type record struct {
-	crawl.Batch
+	spyder.Batch
 	Type       string `json:"type"`
 	Source     string `json:"source"`
 	Target     string `json:"target"`
@@ -64,7 +64,7 @@ func (f format) String() string {
 // is r.Stdin); an edge line comes as a batch holding that one edge. fn's
 // batch is only valid during the call. Read stops at the first error fn
 // returns or the first file that cannot be opened.
-func (r *Reader) Read(names []string, fn func(*crawl.Batch) error) error {
+func (r *Reader) Read(names []string, fn func(*spyder.Batch) error) error {
 	if r.passed == nil {
 		r.passed = make(map[string]bool)
 	}
@@ -78,7 +78,7 @@ func (r *Reader) Read(names []string, fn func(*crawl.Batch) error) error {
 	return nil
 }
 
-func (r *Reader) readFile(name string, quiet bool, fn func(*crawl.Batch) error) error {
+func (r *Reader) readFile(name string, quiet bool, fn func(*spyder.Batch) error) error {
 	var in io.Reader = r.Stdin
 	display := "stdin"
 	if name != "-" {

@@ -12,7 +12,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 func writeFile(t *testing.T, name string, data []byte) string {
@@ -39,7 +39,7 @@ func readAll(t *testing.T, r *Reader, names ...string) ([]string, string) {
 	var warn bytes.Buffer
 	r.Warn = &warn
 	var got []string
-	err := r.Read(names, func(b *crawl.Batch) error {
+	err := r.Read(names, func(b *spyder.Batch) error {
 		for _, e := range b.Edges {
 			got = append(got, e.Source+">"+e.Target)
 		}
@@ -56,9 +56,9 @@ func readAll(t *testing.T, r *Reader, names ...string) ([]string, string) {
 // mixed-format line included.
 func TestRead_BadLinesAreReportedAndSkipped(t *testing.T) {
 	batch := func(src string) string {
-		return jsonLine(t, crawl.Batch{BatchID: "b-" + src, Edges: []crawl.Edge{{Type: crawl.ResolvesTo, Source: src, Target: "192.0.2.1"}}})
+		return jsonLine(t, spyder.Batch{BatchID: "b-" + src, Edges: []spyder.Edge{{Type: spyder.ResolvesTo, Source: src, Target: "192.0.2.1"}}})
 	}
-	edge := jsonLine(t, crawl.Edge{Type: crawl.LinksTo, Source: "e.com", Target: "f.com"})
+	edge := jsonLine(t, spyder.Edge{Type: spyder.LinksTo, Source: "e.com", Target: "f.com"})
 	full := batch("c.com")
 	lines := []string{
 		batch("a.com"),       // 1
@@ -116,7 +116,7 @@ func TestRead_EmptyFile(t *testing.T) {
 func TestRead_Gzip(t *testing.T) {
 	var lines []string
 	for i := range 2000 {
-		lines = append(lines, jsonLine(t, crawl.Edge{Type: crawl.UsesNS, Source: "h" + strconv.Itoa(i) + ".com", Target: "ns.example.net"}))
+		lines = append(lines, jsonLine(t, spyder.Edge{Type: spyder.UsesNS, Source: "h" + strconv.Itoa(i) + ".com", Target: "ns.example.net"}))
 	}
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
@@ -142,7 +142,7 @@ func TestRead_Gzip(t *testing.T) {
 // "-" reads the Reader's Stdin; a second pass over a file reports nothing
 // again.
 func TestRead_StdinAndSecondPass(t *testing.T) {
-	in := jsonLine(t, crawl.Edge{Type: crawl.UsesMX, Source: "a.com", Target: "mx.b.com"}) + "\nnot json\n"
+	in := jsonLine(t, spyder.Edge{Type: spyder.UsesMX, Source: "a.com", Target: "mx.b.com"}) + "\nnot json\n"
 	r := &Reader{Stdin: strings.NewReader(in)}
 	got, warn := readAll(t, r, "-")
 	if len(got) != 1 || !strings.Contains(warn, "stdin:2: not JSON") {
@@ -161,7 +161,7 @@ func TestRead_StdinAndSecondPass(t *testing.T) {
 func TestRead_LineTooLong(t *testing.T) {
 	defer func(n int) { MaxLine = n }(MaxLine)
 	MaxLine = 4096
-	ok := jsonLine(t, crawl.Edge{Type: crawl.UsesNS, Source: "a.com", Target: "ns.b.net"})
+	ok := jsonLine(t, spyder.Edge{Type: spyder.UsesNS, Source: "a.com", Target: "ns.b.net"})
 	long := `{"type":"USES_NS","source":"` + strings.Repeat("x", 10000) + `.com","target":"ns.b.net"}`
 	p := writeFile(t, "long.jsonl", []byte(ok+"\n"+long+"\n"+ok+"\n"))
 	r := &Reader{}

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // Summary is what `spyder graph summary` prints: counts by type and the
@@ -31,11 +31,11 @@ type Ranked struct {
 // TopKinds are the keys of Summary.Top, in the order they are printed,
 // with the edge type each ranks by.
 var TopKinds = []struct{ Key, EdgeType, Title string }{
-	{"ip", crawl.ResolvesTo, "IP addresses"},
-	{"ns", crawl.UsesNS, "name servers"},
-	{"mx", crawl.UsesMX, "mail hosts"},
-	{"cert", crawl.UsesCert, "certificates"},
-	{"linked", crawl.LinksTo, "most-linked domains"},
+	{"ip", spyder.ResolvesTo, "IP addresses"},
+	{"ns", spyder.UsesNS, "name servers"},
+	{"mx", spyder.UsesMX, "mail hosts"},
+	{"cert", spyder.UsesCert, "certificates"},
+	{"linked", spyder.LinksTo, "most-linked domains"},
 }
 
 // summarizer is the visitor that counts. Since each edge is visited once,
@@ -55,7 +55,7 @@ func (z *summarizer) node(n Node) error {
 	return nil
 }
 
-func (z *summarizer) edge(e *crawl.Edge) error {
+func (z *summarizer) edge(e *spyder.Edge) error {
 	z.s.Edges[e.Type]++
 	if m := z.targets[e.Type]; m != nil {
 		m[e.Target]++
@@ -66,7 +66,7 @@ func (z *summarizer) edge(e *crawl.Edge) error {
 // probe counts the host by its page step's outcome, as spyder's
 // spyder_hosts_total metric does; a probe without a page step counts by
 // its last step.
-func (z *summarizer) probe(p *crawl.ProbeOutcome) error {
+func (z *summarizer) probe(p *spyder.HostOutcome) error {
 	z.s.Outcomes[p.PageOutcome()]++
 	return nil
 }

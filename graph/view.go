@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 //go:embed assets/force-graph.min.js
@@ -109,17 +109,17 @@ type nodeFunc struct {
 	fn func(Node)
 }
 
-func (v *nodeFunc) node(n Node) error        { v.fn(n); return nil }
-func (v *nodeFunc) edge(e *crawl.Edge) error { return nil }
+func (v *nodeFunc) node(n Node) error         { v.fn(n); return nil }
+func (v *nodeFunc) edge(e *spyder.Edge) error { return nil }
 
 // edgeFunc is a visitor that only looks at edges.
 type edgeFunc struct {
 	noProbes
-	fn func(*crawl.Edge)
+	fn func(*spyder.Edge)
 }
 
-func (v *edgeFunc) node(n Node) error        { return nil }
-func (v *edgeFunc) edge(e *crawl.Edge) error { v.fn(e); return nil }
+func (v *edgeFunc) node(n Node) error         { return nil }
+func (v *edgeFunc) edge(e *spyder.Edge) error { v.fn(e); return nil }
 
 // neighbourhood returns the nodes within opts.Depth+1 hops of opts.Host
 // (edges taken in either direction) with their distance, cut at
@@ -146,7 +146,7 @@ func neighbourhood(r *Reader, names []string, opts ViewOptions) (map[string]int,
 				over.add(keyHash(to))
 			}
 		}
-		err := walk(r, names, &edgeFunc{fn: func(e *crawl.Edge) {
+		err := walk(r, names, &edgeFunc{fn: func(e *spyder.Edge) {
 			s, t := nodeKey(SourceType(e.Type), e.Source), nodeKey(TargetType(e.Type), e.Target)
 			reach(s, t)
 			reach(t, s)
@@ -207,7 +207,7 @@ func (c *collector) node(n Node) error {
 	return nil
 }
 
-func (c *collector) edge(e *crawl.Edge) error {
+func (c *collector) edge(e *spyder.Edge) error {
 	_, s := c.levels[nodeKey(SourceType(e.Type), e.Source)]
 	_, t := c.levels[nodeKey(TargetType(e.Type), e.Target)]
 	if s && t {

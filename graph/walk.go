@@ -4,7 +4,7 @@ import (
 	"hash/maphash"
 	"sort"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // Node types.
@@ -21,19 +21,19 @@ const (
 type Node struct {
 	Type   string
 	ID     string
-	Domain *crawl.DomainNode
-	IP     *crawl.IPNode
-	Cert   *crawl.CertNode
+	Domain *spyder.DomainNode
+	IP     *spyder.IPNode
+	Cert   *spyder.CertNode
 }
 
 // TargetType is the type of the node an edge of type edgeType points at.
 func TargetType(edgeType string) string {
 	switch edgeType {
-	case crawl.ResolvesTo:
+	case spyder.ResolvesTo:
 		return TypeIP
-	case crawl.UsesCert:
+	case spyder.UsesCert:
 		return TypeCert
-	case crawl.InAS:
+	case spyder.InAS:
 		return TypeAS
 	}
 	return TypeDomain
@@ -42,7 +42,7 @@ func TargetType(edgeType string) string {
 // SourceType is the type of the node an edge of type edgeType starts at:
 // an IP for IN_AS, a domain for every other type.
 func SourceType(edgeType string) string {
-	if edgeType == crawl.InAS {
+	if edgeType == spyder.InAS {
 		return TypeIP
 	}
 	return TypeDomain
@@ -52,14 +52,14 @@ func SourceType(edgeType string) string {
 // each probed host's outcome once.
 type visitor interface {
 	node(n Node) error
-	edge(e *crawl.Edge) error
-	probe(p *crawl.ProbeOutcome) error
+	edge(e *spyder.Edge) error
+	probe(p *spyder.HostOutcome) error
 }
 
 // noProbes is embedded by visitors that ignore probe outcomes.
 type noProbes struct{}
 
-func (noProbes) probe(*crawl.ProbeOutcome) error { return nil }
+func (noProbes) probe(*spyder.HostOutcome) error { return nil }
 
 // hashSet holds 64-bit hashes of keys: enough to tell a million nodes apart
 // in 8 bytes each (a false "seen" needs a 64-bit collision, odds about 1 in
@@ -111,10 +111,10 @@ func newWalker(v visitor) *walker {
 }
 
 // batch visits one batch: its nodes first, then its edges and probes.
-func (w *walker) batch(b *crawl.Batch) error {
+func (w *walker) batch(b *spyder.Batch) error {
 	for i := range b.NodesDomain {
 		d := &b.NodesDomain[i]
-		if err := w.explicit(Node{Type: TypeDomain, ID: d.Host, Domain: d}); err != nil {
+		if err := w.explicit(Node{Type: TypeDomain, ID: string(d.Host), Domain: d}); err != nil {
 			return err
 		}
 	}
@@ -136,7 +136,7 @@ func (w *walker) batch(b *crawl.Batch) error {
 		}
 	}
 	for i := range b.Probes {
-		if p := &b.Probes[i]; w.probes.add(keyHash(p.Host)) {
+		if p := &b.Probes[i]; w.probes.add(keyHash(string(p.Host))) {
 			if err := w.v.probe(p); err != nil {
 				return err
 			}
@@ -157,7 +157,7 @@ func (w *walker) explicit(n Node) error {
 	return w.v.node(n)
 }
 
-func (w *walker) edge(e *crawl.Edge) error {
+func (w *walker) edge(e *spyder.Edge) error {
 	if e.Source == "" || e.Target == "" || !w.edges.add(keyHash(e.Type, e.Source, e.Target)) {
 		return nil
 	}

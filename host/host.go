@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
 )
 
 // Name is a host name in canonical form: lower case ASCII (Unicode labels
@@ -24,6 +25,19 @@ type Name string
 
 // String returns the name as text.
 func (n Name) String() string { return string(n) }
+
+// Apex returns n's registrable domain: its public suffix and one label
+// more (eTLD+1, by the public suffix list), so that a.example.co.uk and
+// b.example.co.uk share the apex example.co.uk. A name with no
+// registrable domain (a public suffix itself, such as co.uk) is its own
+// apex.
+func (n Name) Apex() Name {
+	a, err := publicsuffix.EffectiveTLDPlusOne(string(n))
+	if err != nil {
+		return n
+	}
+	return Name(a)
+}
 
 // ErrInvalid is matched (with errors.Is) by every [*Error].
 var ErrInvalid = errors.New("invalid host")

@@ -116,3 +116,19 @@ func TestError_ReadWithAs(t *testing.T) {
 		t.Errorf("message %q quotes all %d bytes of the input; want it clipped", err, len(in))
 	}
 }
+
+func TestName_Apex(t *testing.T) {
+	tests := []struct{ host, want host.Name }{
+		{"www.example.com", "example.com"},
+		{"example.com", "example.com"},
+		{"a.b.example.co.uk", "example.co.uk"},
+		{"co.uk", "co.uk"},
+		{"foo.unknowntld", "foo.unknowntld"},
+		{"x.y.github.io", "y.github.io"},
+	}
+	for _, tt := range tests {
+		if got := tt.host.Apex(); got != tt.want {
+			t.Errorf("Name(%q).Apex() = %q, want %q", tt.host, got, tt.want)
+		}
+	}
+}

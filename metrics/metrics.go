@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/queue"
 )
@@ -102,7 +102,7 @@ func (m *Set) ObserveQueue(st queue.Stats) {
 }
 
 // ObserveBatch counts what a batch the sink made durable held.
-func (m *Set) ObserveBatch(b *crawl.Batch) {
+func (m *Set) ObserveBatch(b *spyder.Batch) {
 	m.batches.Inc()
 	for _, e := range b.Edges {
 		m.edges.WithLabelValues(e.Type).Inc()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // TestSet_WatchResolvers crawls one host through two resolvers of a
@@ -25,7 +26,7 @@ func TestSet_WatchResolvers(t *testing.T) {
 	}
 	m := New(nil)
 	m.WatchResolvers(c.ResolverStats)
-	c.Probe(t.Context(), w.Seeds[0]) // the first lookup starts at the first resolver
+	c.Visit(t.Context(), host.Name(w.Seeds[0])) // the first lookup starts at the first resolver
 
 	fams, err := m.reg.Gather()
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -67,7 +67,7 @@ type Batcher struct {
 // pending is a result waiting for its batch; err receives the batch's
 // outcome.
 type pending struct {
-	r   *crawl.Result
+	r   *spyder.Result
 	err chan error
 }
 
@@ -96,7 +96,7 @@ func NewBatcher(sink Sink, seen store.Emitted, cfg BatcherConfig) *Batcher {
 // Add queues r for the next batch and returns once that batch was written
 // to the sink (nil) or failed (the sink's or seen set's error). If ctx ends
 // first, Add returns ctx.Err(); r may still be written later.
-func (b *Batcher) Add(ctx context.Context, r *crawl.Result) error {
+func (b *Batcher) Add(ctx context.Context, r *spyder.Result) error {
 	p := pending{r: r, err: make(chan error, 1)}
 	select {
 	case b.in <- p:
@@ -187,7 +187,7 @@ func (b *Batcher) loop() {
 // write builds the batch of one group, writes it and marks what it held.
 func (b *Batcher) write(g []pending) error {
 	ctx := context.Background()
-	results := make([]*crawl.Result, len(g))
+	results := make([]*spyder.Result, len(g))
 	for i, p := range g {
 		results[i] = p.r
 	}

@@ -13,7 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
+	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -22,12 +23,12 @@ import (
 // when set, holds every write until it is closed.
 type recordingSink struct {
 	mu      sync.Mutex
-	batches []*crawl.Batch
+	batches []*spyder.Batch
 	fail    error
 	gate    chan struct{}
 }
 
-func (s *recordingSink) WriteBatch(ctx context.Context, b *crawl.Batch) error {
+func (s *recordingSink) WriteBatch(ctx context.Context, b *spyder.Batch) error {
 	if s.gate != nil {
 		<-s.gate
 	}
@@ -40,34 +41,34 @@ func (s *recordingSink) WriteBatch(ctx context.Context, b *crawl.Batch) error {
 	return nil
 }
 
-func (s *recordingSink) all() []*crawl.Batch {
+func (s *recordingSink) all() []*spyder.Batch {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]*crawl.Batch(nil), s.batches...)
+	return append([]*spyder.Batch(nil), s.batches...)
 }
 
 // result is a probe result for host resolving to 192.0.2.1 and linking to
 // targets.
-func result(host string, targets ...string) *crawl.Result {
-	r := &crawl.Result{
-		Host:    host,
-		Domains: []crawl.DomainNode{{Host: host, Apex: host, TXT: []string{"txt of " + host}}},
-		IPs:     []crawl.IPNode{{IP: "192.0.2.1"}},
-		Edges:   []crawl.Edge{{Type: crawl.ResolvesTo, Source: host, Target: "192.0.2.1"}},
-		Outcome: crawl.ProbeOutcome{Host: host, Steps: []crawl.StepOutcome{{Step: "dns", Status: "ok"}}},
+func result(h string, targets ...string) *spyder.Result {
+	r := &spyder.Result{
+		Host:    host.Name(h),
+		Domains: []spyder.DomainNode{{Host: host.Name(h), Apex: host.Name(h), TXT: []string{"txt of " + h}}},
+		IPs:     []spyder.IPNode{{IP: "192.0.2.1"}},
+		Edges:   []spyder.Edge{{Type: spyder.ResolvesTo, Source: h, Target: "192.0.2.1"}},
+		Outcome: spyder.HostOutcome{Host: host.Name(h), Steps: []spyder.StepOutcome{{Step: "dns", Status: "ok"}}},
 	}
 	for _, t := range targets {
-		r.Domains = append(r.Domains, crawl.DomainNode{Host: t, Apex: t})
-		r.Edges = append(r.Edges, crawl.Edge{Type: crawl.LinksTo, Source: host, Target: t})
+		r.Domains = append(r.Domains, spyder.DomainNode{Host: host.Name(t), Apex: host.Name(t)})
+		r.Edges = append(r.Edges, spyder.Edge{Type: spyder.LinksTo, Source: h, Target: t})
 	}
 	return r
 }
 
 // summary lists a batch's records as sorted strings.
-func summary(b *crawl.Batch) []string {
+func summary(b *spyder.Batch) []string {
 	var out []string
 	for _, d := range b.NodesDomain {
-		out = append(out, "domain "+d.Host+" "+strings.Join(d.TXT, ","))
+		out = append(out, "domain "+string(d.Host)+" "+strings.Join(d.TXT, ","))
 	}
 	for _, n := range b.NodesIP {
 		out = append(out, "ip "+n.IP)
@@ -76,13 +77,13 @@ func summary(b *crawl.Batch) []string {
 		out = append(out, e.Type+" "+e.Source+" "+e.Target)
 	}
 	for _, p := range b.Probes {
-		out = append(out, "probe "+p.Host)
+		out = append(out, "probe "+string(p.Host))
 	}
 	slices.Sort(out)
 	return out
 }
 
-func mustAdd(tb testing.TB, b *sink.Batcher, rs ...*crawl.Result) {
+func mustAdd(tb testing.TB, b *sink.Batcher, rs ...*spyder.Result) {
 	tb.Helper()
 	var wg sync.WaitGroup
 	for _, r := range rs {
@@ -109,12 +110,12 @@ func TestBatcher_DeduplicatesPerRun(t *testing.T) {
 	// its own edges, which no other host's probe writes: nodes and edges
 	// from other sources stay once per run.
 	again := result("a.com", "x.org")
-	again.Edges = append(again.Edges, crawl.Edge{Type: crawl.InAS, Source: "192.0.2.1", Target: "AS64500"},
-		crawl.Edge{Type: crawl.RedirectsTo, Source: "hop.net", Target: "land.org"})
+	again.Edges = append(again.Edges, spyder.Edge{Type: spyder.InAS, Source: "192.0.2.1", Target: "AS64500"},
+		spyder.Edge{Type: spyder.RedirectsTo, Source: "hop.net", Target: "land.org"})
 	mustAdd(t, b, again)
 	d := result("d.com")
-	d.Edges = append(d.Edges, crawl.Edge{Type: crawl.InAS, Source: "192.0.2.1", Target: "AS64500"},
-		crawl.Edge{Type: crawl.RedirectsTo, Source: "hop.net", Target: "land.org"})
+	d.Edges = append(d.Edges, spyder.Edge{Type: spyder.InAS, Source: "192.0.2.1", Target: "AS64500"},
+		spyder.Edge{Type: spyder.RedirectsTo, Source: "hop.net", Target: "land.org"})
 	mustAdd(t, b, d)
 
 	want := [][]string{
@@ -212,7 +213,7 @@ func TestBatcher_Close(t *testing.T) {
 	var written []string
 	for _, batch := range rec.all() {
 		for _, p := range batch.Probes {
-			written = append(written, p.Host)
+			written = append(written, string(p.Host))
 		}
 	}
 	slices.Sort(acked)
@@ -229,14 +230,14 @@ func TestBatcher_Close(t *testing.T) {
 }
 
 func TestJSONSink(t *testing.T) {
-	batch := &crawl.Batch{
+	batch := &spyder.Batch{
 		ProbeID: "p", RunID: "r", BatchID: "b1", Timestamp: 1700000000,
-		NodesDomain: []crawl.DomainNode{{Host: "a.com", Apex: "a.com", FirstSeen: 1, LastSeen: 1}},
-		NodesIP:     []crawl.IPNode{{IP: "192.0.2.1", FirstSeen: 1, LastSeen: 1}},
-		NodesCert:   []crawl.CertNode{},
-		Edges: []crawl.Edge{
-			{Type: crawl.ResolvesTo, Source: "a.com", Target: "192.0.2.1", ObservedAt: 1, ProbeID: "p", RunID: "r"},
-			{Type: crawl.LinksTo, Source: "a.com", Target: "b<&>.org", ObservedAt: 1, ProbeID: "p", RunID: "r"},
+		NodesDomain: []spyder.DomainNode{{Host: "a.com", Apex: "a.com", FirstSeen: 1, LastSeen: 1}},
+		NodesIP:     []spyder.IPNode{{IP: "192.0.2.1", FirstSeen: 1, LastSeen: 1}},
+		NodesCert:   []spyder.CertNode{},
+		Edges: []spyder.Edge{
+			{Type: spyder.ResolvesTo, Source: "a.com", Target: "192.0.2.1", ObservedAt: 1, ProbeID: "p", RunID: "r"},
+			{Type: spyder.LinksTo, Source: "a.com", Target: "b<&>.org", ObservedAt: 1, ProbeID: "p", RunID: "r"},
 		},
 	}
 	t.Run("batch", func(t *testing.T) {
@@ -254,7 +255,7 @@ func TestJSONSink(t *testing.T) {
 		if len(lines) != 2 {
 			t.Fatalf("%d lines, want 2:\n%s", len(lines), buf.String())
 		}
-		var got crawl.Batch
+		var got spyder.Batch
 		if err := json.Unmarshal([]byte(lines[1]), &got); err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 )
 
@@ -39,10 +39,10 @@ const (
 // written only if the run's seen set does not hold them, at the indexes
 // their entries name.
 type candidates struct {
-	domains []crawl.DomainNode
-	ips     []crawl.IPNode
-	certs   []crawl.CertNode
-	edges   []crawl.Edge
+	domains []spyder.DomainNode
+	ips     []spyder.IPNode
+	certs   []spyder.CertNode
+	edges   []spyder.Edge
 	items   []entry
 	inBatch map[string]bool // the keys of items
 }
@@ -80,11 +80,11 @@ type ownEdge struct{ typ, source, target string }
 // bare node, unless the queue holds it to be probed: then its own probe
 // writes its node later, with what it learns, and the node is not written
 // twice.
-func (b *Batcher) build(ctx context.Context, results []*crawl.Result) (*crawl.Batch, []string, error) {
-	batch := &crawl.Batch{
+func (b *Batcher) build(ctx context.Context, results []*spyder.Result) (*spyder.Batch, []string, error) {
+	batch := &spyder.Batch{
 		ProbeID: b.cfg.ProbeID, RunID: b.cfg.RunID, BatchID: newBatchID(),
 		Timestamp:   b.cfg.Now().Unix(),
-		NodesDomain: []crawl.DomainNode{}, NodesIP: []crawl.IPNode{}, NodesCert: []crawl.CertNode{}, Edges: []crawl.Edge{},
+		NodesDomain: []spyder.DomainNode{}, NodesIP: []spyder.IPNode{}, NodesCert: []spyder.CertNode{}, Edges: []spyder.Edge{},
 	}
 	// Sized for all that results hold, so that no slice or map grows by
 	// copying itself: a batch is built every few hundred milliseconds.
@@ -93,26 +93,26 @@ func (b *Batcher) build(ctx context.Context, results []*crawl.Result) (*crawl.Ba
 		nDomains, nIPs, nCerts, nEdges = nDomains+len(r.Domains)+1, nIPs+len(r.IPs), nCerts+len(r.Certs), nEdges+len(r.Edges)
 	}
 	c := &candidates{
-		domains: make([]crawl.DomainNode, 0, nDomains), ips: make([]crawl.IPNode, 0, nIPs),
-		certs: make([]crawl.CertNode, 0, nCerts), items: make([]entry, 0, nDomains+nIPs+nCerts),
+		domains: make([]spyder.DomainNode, 0, nDomains), ips: make([]spyder.IPNode, 0, nIPs),
+		certs: make([]spyder.CertNode, 0, nCerts), items: make([]entry, 0, nDomains+nIPs+nCerts),
 		inBatch: make(map[string]bool, nDomains+nIPs+nCerts),
 	}
-	batch.Edges = make([]crawl.Edge, 0, nEdges)
+	batch.Edges = make([]spyder.Edge, 0, nEdges)
 	// Probed hosts' nodes first, so that a bare node of the same host in
 	// this batch is left out.
 	for _, r := range results {
 		batch.Probes = append(batch.Probes, r.Outcome)
 		if d, ok := ownNode(r, batch.Timestamp); ok {
 			c.domains = append(c.domains, d)
-			c.add(keyDomain+d.Host, kindDomain, len(c.domains)-1)
+			c.add(keyDomain+string(d.Host), kindDomain, len(c.domains)-1)
 		}
 	}
-	bare := make([]crawl.DomainNode, 0, nDomains)
+	bare := make([]spyder.DomainNode, 0, nDomains)
 	own := make(map[ownEdge]bool, nEdges)
 	for _, r := range results {
 		for _, d := range r.Domains {
-			if d.Host != r.Host && !c.inBatch[keyDomain+d.Host] {
-				c.inBatch[keyDomain+d.Host] = true
+			if d.Host != r.Host && !c.inBatch[keyDomain+string(d.Host)] {
+				c.inBatch[keyDomain+string(d.Host)] = true
 				bare = append(bare, d)
 			}
 		}
@@ -125,7 +125,7 @@ func (b *Batcher) build(ctx context.Context, results []*crawl.Result) (*crawl.Ba
 			c.add(keyCert+n.SPKISHA256, kindCert, len(c.certs)-1)
 		}
 		for _, e := range r.Edges {
-			if e.Source != r.Host {
+			if e.Source != string(r.Host) {
 				c.edges = append(c.edges, e)
 				c.add(keyEdge+e.Type+"\x00"+e.Source+"\x00"+e.Target, kindEdge, len(c.edges)-1)
 			} else if k := (ownEdge{e.Type, e.Source, e.Target}); !own[k] {
@@ -143,7 +143,7 @@ func (b *Batcher) build(ctx context.Context, results []*crawl.Result) (*crawl.Ba
 	}
 	for _, d := range bare {
 		c.domains = append(c.domains, d)
-		c.items = append(c.items, entry{keyDomain + d.Host, kindDomain, len(c.domains) - 1})
+		c.items = append(c.items, entry{keyDomain + string(d.Host), kindDomain, len(c.domains) - 1})
 	}
 	fresh, err := b.fresh(ctx, c, batch)
 	if err != nil {
@@ -154,21 +154,21 @@ func (b *Batcher) build(ctx context.Context, results []*crawl.Result) (*crawl.Ba
 
 // ownNode returns the node of the probed host of r, or a node with only
 // its name when the probe found nothing to fill one (stamped ts).
-func ownNode(r *crawl.Result, ts int64) (crawl.DomainNode, bool) {
+func ownNode(r *spyder.Result, ts int64) (spyder.DomainNode, bool) {
 	for _, d := range r.Domains {
 		if d.Host == r.Host {
 			return d, true
 		}
 	}
-	if _, err := host.Parse(r.Host); err != nil || r.Host == "" {
-		return crawl.DomainNode{}, false
+	if r.Host == "" {
+		return spyder.DomainNode{}, false
 	}
-	return crawl.DomainNode{Host: r.Host, Apex: crawl.Apex(r.Host), FirstSeen: ts, LastSeen: ts}, true
+	return spyder.DomainNode{Host: r.Host, Apex: r.Host.Apex(), FirstSeen: ts, LastSeen: ts}, true
 }
 
 // unqueued returns the nodes of ds whose hosts the queue does not hold to
 // be probed (all of them without a queue).
-func (b *Batcher) unqueued(ctx context.Context, ds []crawl.DomainNode) ([]crawl.DomainNode, error) {
+func (b *Batcher) unqueued(ctx context.Context, ds []spyder.DomainNode) ([]spyder.DomainNode, error) {
 	if b.cfg.Queue == nil || len(ds) == 0 {
 		return ds, nil
 	}
@@ -194,7 +194,7 @@ func (b *Batcher) unqueued(ctx context.Context, ds []crawl.DomainNode) ([]crawl.
 
 // fresh adds to batch the candidates of c not yet emitted in the run, in
 // the order of c's items, and returns their keys.
-func (b *Batcher) fresh(ctx context.Context, c *candidates, batch *crawl.Batch) ([]string, error) {
+func (b *Batcher) fresh(ctx context.Context, c *candidates, batch *spyder.Batch) ([]string, error) {
 	if len(c.items) == 0 {
 		return nil, nil
 	}

@@ -12,7 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
+
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -60,7 +61,7 @@ func NewIngest(url string, timeout time.Duration, retries int, sp store.Spool, l
 // WriteBatch implements [Sink]: it returns nil once the batch was
 // delivered or spooled. While the endpoint is known to be down the batch
 // goes straight to the spool.
-func (s *Ingest) WriteBatch(ctx context.Context, b *crawl.Batch) error {
+func (s *Ingest) WriteBatch(ctx context.Context, b *spyder.Batch) error {
 	data, err := json.Marshal(b)
 	if err != nil {
 		return fmt.Errorf("encode batch: %w", err)
@@ -113,7 +114,7 @@ func (s *Ingest) post(ctx context.Context, data []byte) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "spyder/"+crawl.Version)
+	req.Header.Set("User-Agent", "spyder/"+spyder.Version)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return err

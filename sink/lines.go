@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // Kinds of line in [FormatLines]: the value of each line's "kind" field.
 const (
 	KindBatch  = "batch"  // the batch itself: probe_id, run_id, timestamp
-	KindDomain = "domain" // a [crawl.DomainNode]
-	KindIP     = "ip"     // a [crawl.IPNode]
-	KindCert   = "cert"   // a [crawl.CertNode]
-	KindEdge   = "edge"   // a [crawl.Edge]
-	KindProbe  = "probe"  // a [crawl.ProbeOutcome]
+	KindDomain = "domain" // a [spyder.DomainNode]
+	KindIP     = "ip"     // a [spyder.IPNode]
+	KindCert   = "cert"   // a [spyder.CertNode]
+	KindEdge   = "edge"   // a [spyder.Edge]
+	KindProbe  = "probe"  // a [spyder.HostOutcome]
 )
 
 // lineHead starts every line of [FormatLines]: what the line holds and
@@ -38,29 +38,29 @@ type batchLine struct {
 type (
 	domainLine struct {
 		lineHead
-		crawl.DomainNode
+		spyder.DomainNode
 	}
 	ipLine struct {
 		lineHead
-		crawl.IPNode
+		spyder.IPNode
 	}
 	certLine struct {
 		lineHead
-		crawl.CertNode
+		spyder.CertNode
 	}
 	edgeLine struct {
 		lineHead
-		crawl.Edge
+		spyder.Edge
 	}
 	probeLine struct {
 		lineHead
-		crawl.ProbeOutcome
+		spyder.HostOutcome
 	}
 )
 
 // encodeLines writes b as [FormatLines]: one batch line, then one line per
 // domain, IP and certificate node, edge and probe outcome, in that order.
-func encodeLines(enc *json.Encoder, b *crawl.Batch) error {
+func encodeLines(enc *json.Encoder, b *spyder.Batch) error {
 	head := func(kind string) lineHead { return lineHead{Kind: kind, BatchID: b.BatchID} }
 	lines := []any{batchLine{head(KindBatch), b.ProbeID, b.RunID, b.Timestamp}}
 	for _, n := range b.NodesDomain {
@@ -90,8 +90,8 @@ func encodeLines(enc *json.Encoder, b *crawl.Batch) error {
 // batches, in the order their batch lines came. A line that is not JSON,
 // has an unknown kind, or names a batch whose batch line has not come
 // yet is an error naming its line number.
-func DecodeLines(r io.Reader) ([]crawl.Batch, error) {
-	var out []crawl.Batch
+func DecodeLines(r io.Reader) ([]spyder.Batch, error) {
+	var out []spyder.Batch
 	index := map[string]int{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 64<<20)
@@ -101,7 +101,7 @@ func DecodeLines(r io.Reader) ([]crawl.Batch, error) {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		if h.Kind == KindBatch {
-			var b crawl.Batch
+			var b spyder.Batch
 			if err := json.Unmarshal(sc.Bytes(), &b); err != nil {
 				return nil, fmt.Errorf("line %d: %w", n, err)
 			}
@@ -124,7 +124,7 @@ func DecodeLines(r io.Reader) ([]crawl.Batch, error) {
 }
 
 // decodeItem appends the item a line of kind holds to b.
-func decodeItem(b *crawl.Batch, kind string, line []byte) error {
+func decodeItem(b *spyder.Batch, kind string, line []byte) error {
 	var err error
 	switch kind {
 	case KindDomain:

@@ -8,20 +8,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/sink"
 )
 
 // fullBatch has every field of the schema set.
-func fullBatch(id string) *crawl.Batch {
-	return &crawl.Batch{
+func fullBatch(id string) *spyder.Batch {
+	return &spyder.Batch{
 		ProbeID: "probe-1", RunID: "run-1", BatchID: id, Timestamp: 1705312200,
-		NodesDomain: []crawl.DomainNode{{Host: "a.com", Apex: "a.com", FirstSeen: 1, LastSeen: 2, TXT: []string{"v=spf1 -all", "x"}}},
-		NodesIP:     []crawl.IPNode{{IP: "192.0.2.1", FirstSeen: 3, LastSeen: 4}},
-		NodesCert: []crawl.CertNode{{SPKISHA256: "ab12", SubjectCN: "a.com", IssuerCN: "R3", NotBefore: 5, NotAfter: 6,
+		NodesDomain: []spyder.DomainNode{{Host: "a.com", Apex: "a.com", FirstSeen: 1, LastSeen: 2, TXT: []string{"v=spf1 -all", "x"}}},
+		NodesIP:     []spyder.IPNode{{IP: "192.0.2.1", FirstSeen: 3, LastSeen: 4}},
+		NodesCert: []spyder.CertNode{{SPKISHA256: "ab12", SubjectCN: "a.com", IssuerCN: "R3", NotBefore: 5, NotAfter: 6,
 			SANs: []string{"a.com", "www.a.com"}, Verified: true}},
-		Edges: []crawl.Edge{{Type: crawl.ResolvesTo, Source: "a.com", Target: "192.0.2.1", ObservedAt: 7, ProbeID: "probe-0", RunID: "run-0"}},
-		Probes: []crawl.ProbeOutcome{{Host: "gone.com", Steps: []crawl.StepOutcome{
+		Edges: []spyder.Edge{{Type: spyder.ResolvesTo, Source: "a.com", Target: "192.0.2.1", ObservedAt: 7, ProbeID: "probe-0", RunID: "run-0"}},
+		Probes: []spyder.HostOutcome{{Host: "gone.com", Steps: []spyder.StepOutcome{
 			{Step: "dns", Status: "nxdomain", Detail: "no such host"}}}},
 	}
 }
@@ -35,7 +35,7 @@ func TestJSONSink_Lines_RoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []crawl.Batch{*fullBatch("b1"), *fullBatch("b2")}
+	want := []spyder.Batch{*fullBatch("b1"), *fullBatch("b2")}
 	want[1].Probes = nil
 	for i := range want {
 		if err := s.WriteBatch(t.Context(), &want[i]); err != nil {

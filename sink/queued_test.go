@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/sink"
@@ -35,8 +35,8 @@ func TestBatcher_QueuedTargetsWaitForTheirProbe(t *testing.T) {
 
 	mustAdd(t, b, result("a.com", "b.com", "x.org", "gone.com"))
 	mustAdd(t, b, result("b.com", "a.com", "x.org"))
-	gone := &crawl.Result{Host: "gone.com", Outcome: crawl.ProbeOutcome{Host: "gone.com",
-		Steps: []crawl.StepOutcome{{Step: "dns", Status: "nxdomain"}}}}
+	gone := &spyder.Result{Host: "gone.com", Outcome: spyder.HostOutcome{Host: "gone.com",
+		Steps: []spyder.StepOutcome{{Step: "dns", Status: "nxdomain"}}}}
 	mustAdd(t, b, gone)
 	// Once b.com is done, a later reference finds its node written.
 	if _, err := q.AckAll(t.Context(), nil, []queue.Probe{{Host: "b.com", At: 1, Outcome: "ok"}}); err != nil {

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -25,7 +25,7 @@ import (
 // (written, delivered or spooled), since workers acknowledge their hosts
 // after it returns.
 type Sink interface {
-	WriteBatch(ctx context.Context, b *crawl.Batch) error
+	WriteBatch(ctx context.Context, b *spyder.Batch) error
 }
 
 // Output formats of [JSONSink].
@@ -64,7 +64,7 @@ func NewJSONSink(w io.Writer, format string) (*JSONSink, error) {
 }
 
 // WriteBatch implements [Sink].
-func (s *JSONSink) WriteBatch(_ context.Context, b *crawl.Batch) error {
+func (s *JSONSink) WriteBatch(_ context.Context, b *spyder.Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.buf.Reset()
@@ -118,7 +118,7 @@ func diskRefuses(err error) error {
 type Tee []Sink
 
 // WriteBatch implements [Sink].
-func (t Tee) WriteBatch(ctx context.Context, b *crawl.Batch) error {
+func (t Tee) WriteBatch(ctx context.Context, b *spyder.Batch) error {
 	for _, s := range t {
 		if err := s.WriteBatch(ctx, b); err != nil {
 			return err
@@ -134,7 +134,7 @@ type Counting struct {
 }
 
 // WriteBatch implements [Sink].
-func (c Counting) WriteBatch(ctx context.Context, b *crawl.Batch) error {
+func (c Counting) WriteBatch(ctx context.Context, b *spyder.Batch) error {
 	if err := c.Sink.WriteBatch(ctx, b); err != nil {
 		return err
 	}

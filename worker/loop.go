@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/queue"
@@ -23,13 +23,13 @@ import (
 
 // Prober probes one host; *crawl.Crawler is the one in use.
 type Prober interface {
-	ProbeHost(ctx context.Context, h host.Name) *crawl.Result
+	Visit(ctx context.Context, h host.Name) *spyder.Result
 }
 
 // Writer hands a result to the output and returns once it is durable;
 // *sink.Batcher is the one in use.
 type Writer interface {
-	Add(ctx context.Context, r *crawl.Result) error
+	Add(ctx context.Context, r *spyder.Result) error
 }
 
 // Loop limits.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/host"
@@ -375,7 +376,7 @@ type lockedSink struct {
 	s  sink.Sink
 }
 
-func (l *lockedSink) WriteBatch(ctx context.Context, b *crawl.Batch) error {
+func (l *lockedSink) WriteBatch(ctx context.Context, b *spyder.Batch) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.s.WriteBatch(ctx, b)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 )
 
@@ -60,10 +60,10 @@ func newGuard(check Checker, inflight func() int, halt func(error)) *guard {
 
 // answered reports whether r's DNS lookup got an answer (records or no
 // such name): its host can vouch for the resolver in a check.
-func answered(r *crawl.Result) bool {
+func answered(r *spyder.Result) bool {
 	for _, s := range r.Outcome.Steps {
-		if s.Step == crawl.StepDNS {
-			return s.Status == crawl.StatusOK || s.Status == crawl.StatusNXDomain
+		if s.Step == spyder.StepDNS {
+			return s.Status == spyder.StatusOK || s.Status == spyder.StatusNXDomain
 		}
 	}
 	return false
@@ -72,12 +72,12 @@ func answered(r *crawl.Result) bool {
 // suspect returns how r failed when its failure could be the crawl's own
 // (its DNS got no answer or only SERVFAIL, or no connection could be made),
 // or "" when r shows the network works.
-func suspect(r *crawl.Result) string {
+func suspect(r *spyder.Result) string {
 	for _, s := range r.Outcome.Steps {
 		switch {
-		case s.Step == crawl.StepDNS && (s.Status == crawl.StatusTimeout || s.Status == crawl.StatusError || s.Status == "servfail"):
+		case s.Step == spyder.StepDNS && (s.Status == spyder.StatusTimeout || s.Status == spyder.StatusError || s.Status == "servfail"):
 			return "dns " + s.Status
-		case s.Status == crawl.StatusConnectError:
+		case s.Status == spyder.StatusConnectError:
 			return s.Step + " " + s.Status
 		}
 	}
@@ -155,7 +155,7 @@ func (g *guard) runCheck(ctx context.Context, known host.Name) {
 // hosts: on any real list most hosts connect. g.mu is held.
 func (g *guard) onlyConnectErrorsLocked() bool {
 	for sign := range g.signs {
-		if !strings.HasSuffix(sign, " "+crawl.StatusConnectError) {
+		if !strings.HasSuffix(sign, " "+spyder.StatusConnectError) {
 			return false
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/sink"
@@ -35,13 +35,13 @@ func TestLoop_GuardWritesFailuresOfHosts(t *testing.T) {
 	f.batcher.Close(context.Background())
 	written, suspects := 0, 0
 	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		var b crawl.Batch
+		var b spyder.Batch
 		if err := json.Unmarshal(line, &b); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range b.Probes {
 			written++
-			if suspect(&crawl.Result{Outcome: p}) != "" {
+			if suspect(&spyder.Result{Outcome: p}) != "" {
 				suspects++
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
 )
@@ -23,7 +23,7 @@ func (w *Loop) work(ctx, bg context.Context, l *queue.Lease, acks chan<- finishe
 	w.m.Inflight.Inc()
 	defer w.m.Inflight.Dec()
 	hb := w.beat(ctx, bg, l)
-	res := w.probe.ProbeHost(ctx, l.Item.Host)
+	res := w.probe.Visit(ctx, l.Item.Host)
 	return w.conclude(ctx, bg, hb, res, acks)
 }
 
@@ -59,7 +59,7 @@ func (b *beating) end() queue.Lease {
 // the shutdown cut it short or the network failed, else written (with the
 // hosts it discovered queued first) and its lease handed to acks. The
 // heartbeat runs until the result is written.
-func (w *Loop) conclude(ctx, bg context.Context, hb *beating, res *crawl.Result, acks chan<- finished) bool {
+func (w *Loop) conclude(ctx, bg context.Context, hb *beating, res *spyder.Result, acks chan<- finished) bool {
 	if ctx.Err() != nil { // cut short by the shutdown: released, not written
 		hb.end()
 		return false
@@ -113,7 +113,7 @@ func (w *Loop) conclude(ctx, bg context.Context, hb *beating, res *crawl.Result,
 // judge reports whether res is the host's result to write: true unless
 // the guard holds it as a failure of the crawl's own network and then
 // halts the run (or the run ends while it is held).
-func (w *Loop) judge(ctx context.Context, h host.Name, res *crawl.Result) bool {
+func (w *Loop) judge(ctx context.Context, h host.Name, res *spyder.Result) bool {
 	if w.guard == nil {
 		return true
 	}
@@ -234,7 +234,7 @@ func (w *Loop) enqueue(bg context.Context, hosts []host.Name) error {
 // host, it does not fail it. ctx (the work's) ending stops the wait. The
 // failed try may have reached the output before its seen-set mark failed,
 // so the host may be written twice: write_retry names it.
-func (w *Loop) write(ctx, bg context.Context, res *crawl.Result) error {
+func (w *Loop) write(ctx, bg context.Context, res *spyder.Result) error {
 	for {
 		err := w.out.Add(bg, res)
 		if err == nil || !w.waitQueue(ctx, err) {

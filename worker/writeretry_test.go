@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/store/redisstore"
@@ -76,7 +76,7 @@ func domainNodes(t *testing.T, text string) map[string]bool {
 	got := map[string]bool{}
 	for _, b := range bs {
 		for _, n := range b.NodesDomain {
-			got[n.Host] = true
+			got[string(n.Host)] = true
 		}
 	}
 	return got
@@ -116,7 +116,7 @@ type gatedWriter struct {
 	failed atomic.Int64
 }
 
-func (g *gatedWriter) Add(ctx context.Context, r *crawl.Result) error {
+func (g *gatedWriter) Add(ctx context.Context, r *spyder.Result) error {
 	g.wait()
 	err := g.Writer.Add(ctx, r)
 	if err != nil {

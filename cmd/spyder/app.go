@@ -11,13 +11,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spyder-crawler/spyder"
+
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 	"go.etcd.io/bbolt"
 	"golang.org/x/term"
 
 	"github.com/spyder-crawler/spyder/control"
-	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
 	"github.com/spyder-crawler/spyder/store/boltstore"
@@ -50,7 +51,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:    "spyder",
 		Usage:   "map how internet domains relate: DNS, TLS certificates and links, as a graph in JSON lines",
-		Version: crawl.Version,
+		Version: spyder.Version,
 		Description: "spyder probes hosts (DNS records, the TLS certificate, robots.txt and the front page)\n" +
 			"and writes the nodes and edges it finds. Standalone, the crawl state lives in one bbolt\n" +
 			"file (--db) and survives Ctrl-C or a crash; in a fleet, every probe shares one Redis\n" +

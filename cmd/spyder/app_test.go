@@ -15,9 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spyder-crawler/spyder"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/store/boltstore"
 )
 
@@ -295,8 +296,8 @@ func TestApp_ConfigAndEnv(t *testing.T) {
 	if out := runApp(t); !strings.Contains(out, "queue") || !strings.Contains(out, "run") {
 		t.Errorf("spyder with no command printed %q, want the help", out)
 	}
-	if out := runApp(t, "--version"); !strings.Contains(out, crawl.Version) {
-		t.Errorf("--version printed %q, want %s", out, crawl.Version)
+	if out := runApp(t, "--version"); !strings.Contains(out, spyder.Version) {
+		t.Errorf("--version printed %q, want %s", out, spyder.Version)
 	}
 }
 

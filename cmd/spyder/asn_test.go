@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 )
 
@@ -35,21 +35,21 @@ func TestE2E_ASNDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantAS := map[string]crawl.IPNode{
+	wantAS := map[string]spyder.IPNode{
 		"192.0.2.0/24":    {ASN: 64496, ASOrg: "TEST-NET-1 Org", Prefix: "192.0.2.0/24"},
 		"198.51.100.0/24": {ASN: 64497, ASOrg: "TEST-NET-2 Org", Prefix: "198.51.100.0/24"},
 	}
 	inAS := map[string]string{}
-	var ips []crawl.IPNode
-	var edges []crawl.Edge
+	var ips []spyder.IPNode
+	var edges []spyder.Edge
 	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var b crawl.Batch
+		var b spyder.Batch
 		if err := json.Unmarshal(line, &b); err != nil {
 			t.Fatal(err)
 		}
 		ips = append(ips, b.NodesIP...)
 		for _, e := range b.Edges {
-			if e.Type == crawl.InAS {
+			if e.Type == spyder.InAS {
 				inAS[e.Source] = e.Target
 			} else {
 				edges = append(edges, e)
@@ -59,7 +59,7 @@ func TestE2E_ASNDatabase(t *testing.T) {
 	checkEdges(t, w, edges)
 	covered := 0
 	for _, n := range ips {
-		var want crawl.IPNode
+		var want spyder.IPNode
 		for block, as := range wantAS {
 			if netip.MustParsePrefix(block).Contains(netip.MustParseAddr(n.IP)) {
 				want, covered = as, covered+1

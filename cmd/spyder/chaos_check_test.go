@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // outBatch is one batch line of a probe's --out.
@@ -80,7 +80,7 @@ func (c *chaos) readOuts() map[string]outBatch {
 				if len(bytes.TrimSpace(line)) == 0 {
 					continue
 				}
-				var b crawl.Batch
+				var b spyder.Batch
 				if err := json.Unmarshal(line, &b); err != nil {
 					if n < len(lines)-2 || r.fate == "" || r.fate == "start-failed" {
 						t.Errorf("%s wrote a line that is not a batch (fate %q): %v: %.200s", r.name, r.fate, err, line)
@@ -90,9 +90,9 @@ func (c *chaos) readOuts() map[string]outBatch {
 				}
 				ob := outBatch{id: b.BatchID, made: time.Unix(b.Timestamp, 0)}
 				for _, p := range b.Probes {
-					ob.hosts = append(ob.hosts, p.Host)
-					if _, ok := byHost[p.Host]; !ok {
-						byHost[p.Host] = ob
+					ob.hosts = append(ob.hosts, string(p.Host))
+					if _, ok := byHost[string(p.Host)]; !ok {
+						byHost[string(p.Host)] = ob
 					}
 				}
 				r.batches = append(r.batches, ob)
@@ -203,11 +203,11 @@ func (c *chaos) window(at time.Time, kinds ...string) string {
 func (c *chaos) checkEdges(first map[string]delivery) {
 	t, w := c.t, c.w
 	degraded := map[string]string{} // host → the outcome acknowledged for it, not the world's
-	var edges []crawl.Edge
+	var edges []spyder.Edge
 	for _, d := range first {
 		for _, k := range d.line.keys {
 			if f := strings.Fields(k); f[0] == "edge" && len(f) == 4 {
-				edges = append(edges, crawl.Edge{Type: f[1], Source: f[2], Target: f[3]})
+				edges = append(edges, spyder.Edge{Type: f[1], Source: f[2], Target: f[3]})
 			}
 		}
 		for h, o := range d.outcomes {
@@ -223,7 +223,7 @@ func (c *chaos) checkEdges(first map[string]delivery) {
 			}
 		}
 	}
-	got, want := map[crawl.Edge]bool{}, map[crawl.Edge]bool{}
+	got, want := map[spyder.Edge]bool{}, map[spyder.Edge]bool{}
 	for _, e := range edges {
 		got[e] = true
 	}

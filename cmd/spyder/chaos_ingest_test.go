@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // delivery is one batch the chaos endpoint accepted.
@@ -20,7 +20,7 @@ type delivery struct {
 	got   time.Time
 	line  outLine
 	// outcomes is each probed host's page outcome, as the probe
-	// acknowledged it (crawl.ProbeOutcome.PageOutcome).
+	// acknowledged it (spyder.HostOutcome.PageOutcome).
 	outcomes map[string]string
 }
 
@@ -71,7 +71,7 @@ func (e *chaosEndpoint) handle(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	var b crawl.Batch
+	var b spyder.Batch
 	if err := json.Unmarshal(body, &b); err != nil || b.BatchID == "" {
 		e.mu.Lock()
 		e.bad = append(e.bad, string(body[:min(len(body), 200)]))
@@ -82,7 +82,7 @@ func (e *chaosEndpoint) handle(w http.ResponseWriter, r *http.Request) {
 	d := delivery{id: b.BatchID, probe: b.ProbeID, made: time.Unix(b.Timestamp, 0), got: time.Now(), line: batchKeys(&b),
 		outcomes: map[string]string{}}
 	for _, p := range b.Probes {
-		d.outcomes[p.Host] = p.PageOutcome()
+		d.outcomes[string(p.Host)] = p.PageOutcome()
 	}
 	e.mu.Lock()
 	e.got = append(e.got, d)

@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
@@ -48,15 +48,15 @@ func TestE2E_StandaloneEqualsExpected(t *testing.T) {
 		}
 	}
 	for _, pr := range got.Probes {
-		if want, ok := w.PageOutcome[pr.Host]; ok && pr.PageOutcome() != want {
-			t.Errorf("%s: page outcome %q, want %q (%s)", pr.Host, pr.PageOutcome(), want, w.Describe(pr.Host))
+		if want, ok := w.PageOutcome[string(pr.Host)]; ok && pr.PageOutcome() != want {
+			t.Errorf("%s: page outcome %q, want %q (%s)", pr.Host, pr.PageOutcome(), want, w.Describe(string(pr.Host)))
 		}
 	}
 	// The world's CA is not handed to the process (crawltest keeps it in a
 	// CertPool), so every certificate is recorded unverified.
 	certs := slices.Clone(got.Certs)
-	slices.SortFunc(certs, func(a, b crawl.CertNode) int { return strings.Compare(a.SPKISHA256, b.SPKISHA256) })
-	if diff := cmp.Diff(w.Certs, certs, cmpopts.IgnoreFields(crawl.CertNode{}, "Verified")); diff != "" {
+	slices.SortFunc(certs, func(a, b spyder.CertNode) int { return strings.Compare(a.SPKISHA256, b.SPKISHA256) })
+	if diff := cmp.Diff(w.Certs, certs, cmpopts.IgnoreFields(spyder.CertNode{}, "Verified")); diff != "" {
 		t.Errorf("certificate nodes differ from World.Certs (-want +got):\n%s", diff)
 	}
 	if refused := w.Refused(); len(refused) > 0 {
@@ -616,7 +616,7 @@ func TestE2E_Continuous(t *testing.T) {
 		t.Errorf("edges differ from World.ExpectedFor(probed hosts) (-want +got):\n%s", diff)
 	}
 	for _, pr := range got.Probes {
-		if o, ok := outcomes[pr.Host]; ok && pr.PageOutcome() != o {
+		if o, ok := outcomes[string(pr.Host)]; ok && pr.PageOutcome() != o {
 			t.Errorf("%s: page outcome %q, want %q", pr.Host, pr.PageOutcome(), o)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 )
 
@@ -22,27 +22,26 @@ type fakeProbe struct {
 	delay          time.Duration // how long each host takes (--fake-probe-delay), or until ctx ends
 }
 
-// ProbeHost implements worker.Prober.
-func (f fakeProbe) ProbeHost(ctx context.Context, name host.Name) *crawl.Result {
+// Visit implements worker.Prober.
+func (f fakeProbe) Visit(ctx context.Context, name host.Name) *spyder.Result {
 	if f.delay > 0 {
 		select {
 		case <-ctx.Done():
 		case <-time.After(f.delay):
 		}
 	}
-	host := string(name)
 	now := f.now().Unix()
 	h := fnv.New32a()
-	h.Write([]byte(host))
+	h.Write([]byte(name))
 	ip := "198.18.0." + strconv.Itoa(int(h.Sum32()%256)) // RFC 2544 benchmarking range
-	ok := func(step string) crawl.StepOutcome { return crawl.StepOutcome{Step: step, Status: crawl.StatusOK} }
-	return &crawl.Result{
-		Host:    host,
-		Domains: []crawl.DomainNode{{Host: host, Apex: crawl.Apex(host), FirstSeen: now, LastSeen: now}},
-		IPs:     []crawl.IPNode{{IP: ip, FirstSeen: now, LastSeen: now}},
-		Edges: []crawl.Edge{{Type: crawl.ResolvesTo, Source: host, Target: ip, ObservedAt: now,
+	ok := func(step string) spyder.StepOutcome { return spyder.StepOutcome{Step: step, Status: spyder.StatusOK} }
+	return &spyder.Result{
+		Host:    name,
+		Domains: []spyder.DomainNode{{Host: name, Apex: name.Apex(), FirstSeen: now, LastSeen: now}},
+		IPs:     []spyder.IPNode{{IP: ip, FirstSeen: now, LastSeen: now}},
+		Edges: []spyder.Edge{{Type: spyder.ResolvesTo, Source: string(name), Target: ip, ObservedAt: now,
 			ProbeID: f.probeID, RunID: f.runID}},
-		Outcome: crawl.ProbeOutcome{Host: host, Steps: []crawl.StepOutcome{
-			ok(crawl.StepDNS), ok(crawl.StepTLS), ok(crawl.StepRobots), ok(crawl.StepPage)}},
+		Outcome: spyder.HostOutcome{Host: name, Steps: []spyder.StepOutcome{
+			ok(spyder.StepDNS), ok(spyder.StepTLS), ok(spyder.StepRobots), ok(spyder.StepPage)}},
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
@@ -110,7 +110,7 @@ func (r *runOut) read(t *testing.T) {
 		if len(line) == 0 {
 			continue
 		}
-		var b crawl.Batch
+		var b spyder.Batch
 		if err := json.Unmarshal(line, &b); err != nil {
 			t.Fatalf("%s line %d is not a batch: %v: %.200s", r.path, n+1, err, line)
 		}
@@ -132,18 +132,18 @@ func (r *runOut) hosts() map[string]bool {
 // batchKeys names a batch's hosts, nodes and edges. A probed host's own node
 // (the one with its TXT records) is told apart from the bare node of a host
 // seen only as a target, as the batcher's seen set tells them apart.
-func batchKeys(b *crawl.Batch) outLine {
+func batchKeys(b *spyder.Batch) outLine {
 	var l outLine
 	probed := map[string]bool{}
 	for _, p := range b.Probes {
-		l.hosts = append(l.hosts, p.Host)
-		probed[p.Host] = true
+		l.hosts = append(l.hosts, string(p.Host))
+		probed[string(p.Host)] = true
 	}
 	for _, d := range b.NodesDomain {
-		if probed[d.Host] {
-			l.keys = append(l.keys, "probed-node "+d.Host)
+		if probed[string(d.Host)] {
+			l.keys = append(l.keys, "probed-node "+string(d.Host))
 		} else {
-			l.keys = append(l.keys, "domain-node "+d.Host)
+			l.keys = append(l.keys, "domain-node "+string(d.Host))
 		}
 	}
 	for _, n := range b.NodesIP {
@@ -313,7 +313,7 @@ func checkAllWritten(t *testing.T, w *crawltest.World, runs []*runOut) {
 func logMissingEdgeSources(t *testing.T, w *crawltest.World, all output) {
 	t.Helper()
 	have, _ := edgeSet(all.Edges)
-	written := map[crawl.Edge]bool{}
+	written := map[spyder.Edge]bool{}
 	for _, e := range have {
 		written[e] = true
 	}
@@ -325,8 +325,8 @@ func logMissingEdgeSources(t *testing.T, w *crawltest.World, all output) {
 		}
 	}
 	for _, p := range all.Probes {
-		if hosts[p.Host] {
-			t.Logf("host %s, whose expected edges are missing, was written as %+v (%s)", p.Host, p.Steps, w.Describe(p.Host))
+		if hosts[string(p.Host)] {
+			t.Logf("host %s, whose expected edges are missing, was written as %+v (%s)", p.Host, p.Steps, w.Describe(string(p.Host)))
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/sink"
 )
@@ -33,9 +33,9 @@ func TestE2E_FormatLinesKeepsEveryField(t *testing.T) {
 	t.Parallel()
 	w := crawltest.Start(t, crawltest.Options{Hosts: 150, Seed: 23})
 	var mu sync.Mutex
-	var posted []crawl.Batch
+	var posted []spyder.Batch
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		var b crawl.Batch
+		var b spyder.Batch
 		body, _ := io.ReadAll(r.Body)
 		if err := json.Unmarshal(body, &b); err != nil {
 			t.Errorf("POST body is not a batch: %v", err)
@@ -68,7 +68,7 @@ func TestE2E_FormatLinesKeepsEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DecodeLines(%s): %v", out, err)
 	}
-	byID := func(a, b crawl.Batch) int { return strings.Compare(a.BatchID, b.BatchID) }
+	byID := func(a, b spyder.Batch) int { return strings.Compare(a.BatchID, b.BatchID) }
 	slices.SortFunc(got, byID)
 	slices.SortFunc(posted, byID)
 	if diff := cmp.Diff(posted, got, cmpopts.EquateEmpty()); diff != "" {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
@@ -212,12 +212,12 @@ func checkCrawlEdges(t *testing.T, w *crawltest.World, got output) int {
 	t.Helper()
 	want, _ := edgeSet(w.Expected)
 	have, _ := edgeSet(got.Edges)
-	expected := map[crawl.Edge]bool{}
+	expected := map[spyder.Edge]bool{}
 	for _, e := range want {
 		expected[e] = true
 	}
-	written := map[crawl.Edge]bool{}
-	var unexpected []crawl.Edge
+	written := map[spyder.Edge]bool{}
+	var unexpected []spyder.Edge
 	for _, e := range have {
 		written[e] = true
 		if !expected[e] && len(unexpected) < 10 {
@@ -228,14 +228,14 @@ func checkCrawlEdges(t *testing.T, w *crawltest.World, got output) int {
 		t.Errorf("edges the world does not expect, e.g. %v", unexpected)
 	}
 	timedOut := map[string]bool{}
-	steps := map[string][]crawl.StepOutcome{}
+	steps := map[string][]spyder.StepOutcome{}
 	for _, p := range got.Probes {
-		steps[p.Host] = p.Steps
+		steps[string(p.Host)] = p.Steps
 		for _, s := range p.Steps {
 			// A connect that timed out is a connect_error ("dial proxy …:
 			// i/o timeout" when this process's proxy is slow to accept).
-			if s.Status == crawl.StatusTimeout || strings.Contains(s.Detail, "i/o timeout") {
-				timedOut[p.Host] = true
+			if s.Status == spyder.StatusTimeout || strings.Contains(s.Detail, "i/o timeout") {
+				timedOut[string(p.Host)] = true
 			}
 		}
 	}
@@ -247,11 +247,11 @@ func checkCrawlEdges(t *testing.T, w *crawltest.World, got output) int {
 		late = append(late, h)
 	}
 	excusedEdges, _ := w.ExpectedFor(late)
-	excused := map[crawl.Edge]bool{}
+	excused := map[spyder.Edge]bool{}
 	for _, e := range excusedEdges {
 		excused[e] = true
 	}
-	var missing []crawl.Edge
+	var missing []spyder.Edge
 	for _, e := range want {
 		if !written[e] && !excused[e] && len(missing) < 10 {
 			missing = append(missing, e)

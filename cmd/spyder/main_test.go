@@ -21,7 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
@@ -250,11 +250,11 @@ func mustDomains(tb testing.TB, hosts []string) string {
 
 // output is what spyder wrote, read back from batch lines.
 type output struct {
-	Domains []crawl.DomainNode
-	IPs     []crawl.IPNode
-	Certs   []crawl.CertNode
-	Edges   []crawl.Edge
-	Probes  []crawl.ProbeOutcome
+	Domains []spyder.DomainNode
+	IPs     []spyder.IPNode
+	Certs   []spyder.CertNode
+	Edges   []spyder.Edge
+	Probes  []spyder.HostOutcome
 	Lines   int
 }
 
@@ -281,7 +281,7 @@ func (out *output) add(tb testing.TB, data []byte, name string) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var b crawl.Batch
+		var b spyder.Batch
 		if err := json.Unmarshal(line, &b); err != nil {
 			tb.Fatalf("%s line %d: %v: %.200s", name, i+1, err, line)
 		}
@@ -296,12 +296,12 @@ func (out *output) add(tb testing.TB, data []byte, name string) {
 
 // edgeSet returns the distinct (type, source, target) of edges, sorted, and
 // how many edges repeated one already seen.
-func edgeSet(edges []crawl.Edge) ([]crawl.Edge, int) {
-	seen := map[crawl.Edge]bool{}
-	var out []crawl.Edge
+func edgeSet(edges []spyder.Edge) ([]spyder.Edge, int) {
+	seen := map[spyder.Edge]bool{}
+	var out []spyder.Edge
 	dups := 0
 	for _, e := range edges {
-		k := crawl.Edge{Type: e.Type, Source: e.Source, Target: e.Target}
+		k := spyder.Edge{Type: e.Type, Source: e.Source, Target: e.Target}
 		if seen[k] {
 			dups++
 			continue
@@ -309,14 +309,14 @@ func edgeSet(edges []crawl.Edge) ([]crawl.Edge, int) {
 		seen[k] = true
 		out = append(out, k)
 	}
-	slices.SortFunc(out, func(a, b crawl.Edge) int {
+	slices.SortFunc(out, func(a, b spyder.Edge) int {
 		return strings.Compare(a.Type+"\x00"+a.Source+"\x00"+a.Target, b.Type+"\x00"+b.Source+"\x00"+b.Target)
 	})
 	return out, dups
 }
 
 // checkEdges fails unless edges hold exactly the world's expected edges.
-func checkEdges(tb testing.TB, w *crawltest.World, edges []crawl.Edge) {
+func checkEdges(tb testing.TB, w *crawltest.World, edges []spyder.Edge) {
 	tb.Helper()
 	got, _ := edgeSet(edges)
 	want, _ := edgeSet(w.Expected)
@@ -341,10 +341,10 @@ func checkEverySeedWritten(tb testing.TB, w *crawltest.World, out output) {
 }
 
 // probeCounts counts how many times each host's outcome was written.
-func probeCounts(ps []crawl.ProbeOutcome) map[string]int {
+func probeCounts(ps []spyder.HostOutcome) map[string]int {
 	n := map[string]int{}
 	for _, p := range ps {
-		n[p.Host]++
+		n[string(p.Host)]++
 	}
 	return n
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // checkOnce fails when out, the whole output of one run, repeats a node key
@@ -27,8 +27,8 @@ func checkOnce(tb testing.TB, out output) {
 	var domains, ips, certs, edges []string
 	has := map[string]bool{}
 	for _, d := range out.Domains {
-		domains = append(domains, d.Host)
-		has[d.Host] = true
+		domains = append(domains, string(d.Host))
+		has[string(d.Host)] = true
 	}
 	for _, n := range out.IPs {
 		ips = append(ips, n.IP)
@@ -43,7 +43,7 @@ func checkOnce(tb testing.TB, out output) {
 			dangling = append(dangling, e.Source)
 		}
 		switch e.Type {
-		case crawl.UsesNS, crawl.UsesMX, crawl.AliasOf, crawl.LinksTo:
+		case spyder.UsesNS, spyder.UsesMX, spyder.AliasOf, spyder.LinksTo:
 			if !has[e.Target] {
 				dangling = append(dangling, e.Target)
 			}

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spyder-crawler/spyder"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/urfave/cli/v2"
-
-	"github.com/spyder-crawler/spyder/crawl"
 )
 
 // readmeFlag is one row of the README's flag table of `spyder run`.
@@ -85,7 +85,7 @@ func TestREADME_RunFlags(t *testing.T) {
 			if d, err := time.ParseDuration(r.Default); err == nil && fmt.Sprint(d) == def {
 				def = r.Default
 			}
-			def = strings.Replace(def, crawl.Version, "<version>", 1)
+			def = strings.Replace(def, spyder.Version, "<version>", 1)
 		}
 		got[f.Names()[0]] = readmeFlag{Env: df.GetEnvVars(), Default: def}
 	}

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spyder-crawler/spyder"
+
 	"github.com/urfave/cli/v2"
 
-	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -74,7 +75,7 @@ func retrySelector(c *cli.Context) (sel queue.Selector, any bool, err error) {
 			}
 			if !knownOutcome(o) {
 				fmt.Fprintf(c.App.ErrWriter, "spyder: warning: --outcome %q is no outcome spyder's probes end with%s\n",
-					o, suggestKey(o, append(slices.Clone(crawl.Statuses), "transient", "http_4xx", "http_5xx")))
+					o, suggestKey(o, append(slices.Clone(spyder.Statuses), "transient", "http_4xx", "http_5xx")))
 			}
 			sel.Outcomes = append(sel.Outcomes, o)
 		}
@@ -99,9 +100,9 @@ func retrySelector(c *cli.Context) (sel queue.Selector, any bool, err error) {
 // most likely a typo that would otherwise move nothing without a word.
 func knownOutcome(o string) bool {
 	if p, ok := strings.CutSuffix(o, "xx"); ok {
-		return crawl.IsStatus(p + "00")
+		return spyder.IsStatus(p + "00")
 	}
-	return crawl.IsStatus(o)
+	return spyder.IsStatus(o)
 }
 
 // parseAge reads an age such as "7d", "1d12h" or "90m": a Go duration,

@@ -56,7 +56,7 @@ func testCrawlOverTime(t *testing.T, backend []string) {
 	for _, p := range first.Probes {
 		seen[p.Summary()]++
 		if transient.MatchString(p.Summary()) {
-			want = append(want, p.Host)
+			want = append(want, string(p.Host))
 		}
 	}
 	if len(want) == 0 || len(want) == len(w.Seeds) {

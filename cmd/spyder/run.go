@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spyder-crawler/spyder"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/spyder-crawler/spyder/crawl"
@@ -96,7 +98,7 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 	if err != nil {
 		return nil, nil, err
 	}
-	log.Info("start", "version", crawl.Version, "queue", b.Name(), "concurrency", cfg.loop.Concurrency, "run", cfg.crawl.RunID, "probe", cfg.crawl.ProbeID)
+	log.Info("start", "version", spyder.Version, "queue", b.Name(), "concurrency", cfg.loop.Concurrency, "run", cfg.crawl.RunID, "probe", cfg.crawl.ProbeID)
 	local, created, err := openLocal(c, b, log)
 	if err != nil {
 		b.Close()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spyder-crawler/spyder"
+
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 
@@ -59,7 +61,7 @@ func runFlags() []cli.Flag {
 		str(&cli.StringFlag{Name: "exclude-tlds", Value: strings.Join(crawl.DefaultExcludeTLDs, ","), Category: catCrawl, EnvVars: env("EXCLUDE_TLDS"),
 			Usage: "comma-separated top-level domains probed by DNS only (\"\" for none)"}),
 		str(&cli.StringFlag{Name: "ua", Category: catCrawl, EnvVars: env("UA"),
-			DefaultText: "spyder/" + crawl.Version + " (+" + crawl.ProjectURL + ")",
+			DefaultText: "spyder/" + spyder.Version + " (+" + spyder.ProjectURL + ")",
 			Usage:       "user agent; robots.txt groups for spyder apply"}),
 		str(&cli.StringFlag{Name: "resolver", Category: catCrawl, EnvVars: env("RESOLVER"),
 			DefaultText: "first nameserver of /etc/resolv.conf",

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // certKind is how a host's certificate is wrong, if it is.
@@ -233,8 +233,8 @@ func (g *gen) certificates() error {
 // node is the CertNode a crawler records for c: verified when it is the
 // CA's for the host's name and current (every valid certificate is used
 // only by hosts it names).
-func (c *certSpec) node(auth *ca) crawl.CertNode {
-	n := crawl.CertNode{
+func (c *certSpec) node(auth *ca) spyder.CertNode {
+	n := spyder.CertNode{
 		SPKISHA256: c.spki,
 		SubjectCN:  c.cn,
 		IssuerCN:   auth.cert.Subject.CommonName,

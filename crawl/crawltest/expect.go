@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 )
 
@@ -52,27 +52,27 @@ func (p *plan) lookup(name string) []netip.Addr {
 
 // expected computes the edges of a correct crawl of the seeds, the page
 // outcome of each seed and the certificate nodes behind USES_CERT.
-func (p *plan) expected() ([]crawl.Edge, map[string]string, []crawl.CertNode) {
+func (p *plan) expected() ([]spyder.Edge, map[string]string, []spyder.CertNode) {
 	return p.expectedFor(p.seeds)
 }
 
 // expectedFor is expected for any list of hosts.
-func (p *plan) expectedFor(hosts []string) ([]crawl.Edge, map[string]string, []crawl.CertNode) {
-	set := make(map[crawl.Edge]bool)
+func (p *plan) expectedFor(hosts []string) ([]spyder.Edge, map[string]string, []spyder.CertNode) {
+	set := make(map[spyder.Edge]bool)
 	outcomes := make(map[string]string, len(hosts))
 	certs := make(map[string]*certSpec)
 	for _, h := range hosts {
-		outcomes[h] = p.expectHost(h, func(e crawl.Edge) { set[e] = true })
-		if s := p.sites[h]; s != nil && s.spec != nil && set[crawl.Edge{Type: crawl.UsesCert, Source: h, Target: s.spec.spki}] {
+		outcomes[h] = p.expectHost(h, func(e spyder.Edge) { set[e] = true })
+		if s := p.sites[h]; s != nil && s.spec != nil && set[spyder.Edge{Type: spyder.UsesCert, Source: h, Target: s.spec.spki}] {
 			certs[s.spec.spki] = s.spec
 		}
 	}
-	edges := make([]crawl.Edge, 0, len(set))
+	edges := make([]spyder.Edge, 0, len(set))
 	for e := range set {
 		edges = append(edges, e)
 	}
 	sortEdges(edges)
-	var nodes []crawl.CertNode
+	var nodes []spyder.CertNode
 	for _, spki := range sortedKeys(certs) {
 		nodes = append(nodes, certs[spki].node(p.ca))
 	}
@@ -81,15 +81,15 @@ func (p *plan) expectedFor(hosts []string) ([]crawl.Edge, map[string]string, []c
 
 // expectedHostile computes the edges a correct probe of each hostile host
 // emits, and the step and status it ends with.
-func (p *plan) expectedHostile() ([]crawl.Edge, map[string]string) {
-	set := make(map[crawl.Edge]bool)
+func (p *plan) expectedHostile() ([]spyder.Edge, map[string]string) {
+	set := make(map[spyder.Edge]bool)
 	for _, h := range p.hostile {
-		st := p.expectHost(h, func(e crawl.Edge) { set[e] = true })
+		st := p.expectHost(h, func(e spyder.Edge) { set[e] = true })
 		if want := hostileOutcomes[h]; !strings.HasSuffix(want, ":"+st) {
 			panic(fmt.Sprintf("crawltest: hostile %s plans %s, computes %s", h, want, st))
 		}
 	}
-	edges := make([]crawl.Edge, 0, len(set))
+	edges := make([]spyder.Edge, 0, len(set))
 	for e := range set {
 		edges = append(edges, e)
 	}
@@ -99,8 +99,8 @@ func (p *plan) expectedHostile() ([]crawl.Edge, map[string]string) {
 
 // expectHost adds the edges of a correct probe of h and returns the status
 // its page step ends with.
-func (p *plan) expectHost(h string, addEdge func(crawl.Edge)) string {
-	add := func(typ, target string) { addEdge(crawl.Edge{Type: typ, Source: h, Target: target}) }
+func (p *plan) expectHost(h string, addEdge func(spyder.Edge)) string {
+	add := func(typ, target string) { addEdge(spyder.Edge{Type: typ, Source: h, Target: target}) }
 	if _, err := host.Parse(h); err != nil {
 		return "invalid_host"
 	}
@@ -112,18 +112,18 @@ func (p *plan) expectHost(h string, addEdge func(crawl.Edge)) string {
 		return "nxdomain"
 	}
 	if r.cname != "" && r.cname != h {
-		add(crawl.AliasOf, r.cname)
+		add(spyder.AliasOf, r.cname)
 	}
 	addrs := p.lookup(h)
 	for _, a := range addrs {
-		add(crawl.ResolvesTo, a.String())
+		add(spyder.ResolvesTo, a.String())
 	}
 	for _, ns := range r.ns {
-		add(crawl.UsesNS, normName(ns))
+		add(spyder.UsesNS, normName(ns))
 	}
 	for _, mx := range r.mx {
 		if mx.host != "." {
-			add(crawl.UsesMX, normName(mx.host))
+			add(spyder.UsesMX, normName(mx.host))
 		}
 	}
 	if excludedTLDs[h[strings.LastIndexByte(h, '.')+1:]] {
@@ -142,7 +142,7 @@ func (p *plan) expectHost(h string, addEdge func(crawl.Edge)) string {
 	if s == nil || s.tlsFail {
 		return "tls_error"
 	}
-	add(crawl.UsesCert, s.spec.spki)
+	add(spyder.UsesCert, s.spec.spki)
 	if s.trickle {
 		return "timeout"
 	}
@@ -153,7 +153,7 @@ func (p *plan) expectHost(h string, addEdge func(crawl.Edge)) string {
 	apex := apexOf(h)
 	for _, l := range links {
 		if apexOf(l) != apex {
-			add(crawl.LinksTo, l)
+			add(spyder.LinksTo, l)
 		}
 	}
 	return st
@@ -183,7 +183,7 @@ func (p *plan) reach(addrs []netip.Addr) string {
 // page step's status. Each redirect hop within maxRedirects to another
 // registrable domain is a REDIRECTS_TO edge from the hop's host, given to
 // add; the links are the probed host's.
-func (p *plan) follow(host string, add func(crawl.Edge)) ([]string, string) {
+func (p *plan) follow(host string, add func(spyder.Edge)) ([]string, string) {
 	u, _ := url.Parse("https://" + host + "/")
 	checked := map[string]bool{host: true}
 	for hop := 0; ; hop++ {
@@ -215,7 +215,7 @@ func (p *plan) follow(host string, add func(crawl.Edge)) ([]string, string) {
 				return nil, "error"
 			}
 			if to := next.Hostname(); apexOf(to) != apexOf(h) {
-				add(crawl.Edge{Type: crawl.RedirectsTo, Source: h, Target: to})
+				add(spyder.Edge{Type: spyder.RedirectsTo, Source: h, Target: to})
 			}
 			u = next
 			continue

@@ -25,7 +25,7 @@ import (
 	"github.com/miekg/dns"
 	"golang.org/x/net/html"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	hostname "github.com/spyder-crawler/spyder/host"
 )
 
@@ -150,8 +150,8 @@ func (rc *refCrawler) lookup(ctx context.Context, host string, t uint16) (*dns.M
 	return r, err
 }
 
-func (rc *refCrawler) probe(host string, addEdge func(crawl.Edge)) error {
-	add := func(typ, target string) { addEdge(crawl.Edge{Type: typ, Source: host, Target: target}) }
+func (rc *refCrawler) probe(host string, addEdge func(spyder.Edge)) error {
+	add := func(typ, target string) { addEdge(spyder.Edge{Type: typ, Source: host, Target: target}) }
 	ctx, cancel := context.WithTimeout(context.Background(), rc.timeout)
 	defer cancel()
 	if _, err := hostname.Parse(host); err != nil {
@@ -194,22 +194,22 @@ func (rc *refCrawler) probe(host string, addEdge func(crawl.Edge)) error {
 			a, _ := netip.AddrFromSlice(ip)
 			a = a.Unmap()
 			addrs = append(addrs, a)
-			add(crawl.ResolvesTo, a.String())
+			add(spyder.ResolvesTo, a.String())
 		}
 	}
 	for _, rr := range answers[dns.TypeNS].Answer {
 		if v, ok := rr.(*dns.NS); ok && normName(v.Hdr.Name) == host {
-			add(crawl.UsesNS, normName(v.Ns))
+			add(spyder.UsesNS, normName(v.Ns))
 		}
 	}
 	for _, rr := range answers[dns.TypeMX].Answer {
 		if v, ok := rr.(*dns.MX); ok && normName(v.Hdr.Name) == host && v.Mx != "." {
-			add(crawl.UsesMX, normName(v.Mx))
+			add(spyder.UsesMX, normName(v.Mx))
 		}
 	}
 	for _, rr := range answers[dns.TypeCNAME].Answer {
 		if v, ok := rr.(*dns.CNAME); ok && normName(v.Hdr.Name) == host && normName(v.Target) != host {
-			add(crawl.AliasOf, normName(v.Target))
+			add(spyder.AliasOf, normName(v.Target))
 		}
 	}
 	if excludedTLDs[host[strings.LastIndexByte(host, '.')+1:]] {
@@ -221,7 +221,7 @@ func (rc *refCrawler) probe(host string, addEdge func(crawl.Edge)) error {
 	}
 	defer conn.Close()
 	leaf := conn.(*tls.Conn).ConnectionState().PeerCertificates[0]
-	add(crawl.UsesCert, spkiOf(leaf))
+	add(spyder.UsesCert, spkiOf(leaf))
 
 	hc := &hostConn{conn: conn, br: bufio.NewReader(conn), host: host, scheme: "https"}
 	allowed, err := robotsAllows(ctx, hc, host)
@@ -272,7 +272,7 @@ func (rc *refCrawler) probe(host string, addEdge func(crawl.Edge)) error {
 				return nil
 			}
 			if apexOf(u.Hostname()) != apexOf(h) {
-				addEdge(crawl.Edge{Type: crawl.RedirectsTo, Source: h, Target: u.Hostname()})
+				addEdge(spyder.Edge{Type: spyder.RedirectsTo, Source: h, Target: u.Hostname()})
 			}
 			continue
 		}
@@ -283,7 +283,7 @@ func (rc *refCrawler) probe(host string, addEdge func(crawl.Edge)) error {
 		apex := apexOf(host)
 		for _, l := range extract(body, u) {
 			if apexOf(l) != apex {
-				add(crawl.LinksTo, l)
+				add(spyder.LinksTo, l)
 			}
 		}
 		if hc.conn != conn {
@@ -446,9 +446,9 @@ func TestReferenceCrawlMatchesExpected(t *testing.T) {
 
 // crawl probes hosts with n workers and returns the edges, sorted, and how
 // long each probe took.
-func (rc *refCrawler) crawl(hosts []string, n int) ([]crawl.Edge, map[string]time.Duration) {
+func (rc *refCrawler) crawl(hosts []string, n int) ([]spyder.Edge, map[string]time.Duration) {
 	var mu sync.Mutex
-	got := map[crawl.Edge]bool{}
+	got := map[spyder.Edge]bool{}
 	took := map[string]time.Duration{}
 	ch := make(chan string)
 	var wg sync.WaitGroup
@@ -458,7 +458,7 @@ func (rc *refCrawler) crawl(hosts []string, n int) ([]crawl.Edge, map[string]tim
 			defer wg.Done()
 			for h := range ch {
 				start := time.Now()
-				rc.probe(h, func(e crawl.Edge) {
+				rc.probe(h, func(e spyder.Edge) {
 					mu.Lock()
 					got[e] = true
 					mu.Unlock()
@@ -474,7 +474,7 @@ func (rc *refCrawler) crawl(hosts []string, n int) ([]crawl.Edge, map[string]tim
 	}
 	close(ch)
 	wg.Wait()
-	var edges []crawl.Edge
+	var edges []spyder.Edge
 	for e := range got {
 		edges = append(edges, e)
 	}
@@ -498,7 +498,7 @@ func TestHostile(t *testing.T) {
 	start := time.Now()
 	edges, took := rc.crawl(append(append([]string(nil), w.Hostile...), w.Seeds...), 32)
 	t.Logf("crawl of %d hosts took %v", len(w.Hostile)+len(w.Seeds), time.Since(start))
-	want := append(append([]crawl.Edge(nil), w.Expected...), w.HostileExpected...)
+	want := append(append([]spyder.Edge(nil), w.Expected...), w.HostileExpected...)
 	sortEdges(want)
 	if diff := cmp.Diff(want, edges); diff != "" {
 		if len(diff) > 4000 {
@@ -520,7 +520,7 @@ func TestHostile(t *testing.T) {
 	}
 }
 
-func countSource(es []crawl.Edge, src string) int {
+func countSource(es []spyder.Edge, src string) int {
 	n := 0
 	for _, e := range es {
 		if e.Source == src {
@@ -547,14 +547,14 @@ func BenchmarkReferenceCrawl(b *testing.B) {
 				b.Fatal(err)
 			}
 			rc := &refCrawler{w: w, timeout: c.timeout}
-			var edges []crawl.Edge
+			var edges []spyder.Edge
 			b.ResetTimer()
 			for b.Loop() {
 				edges, _ = rc.crawl(w.Seeds, c.workers)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(len(w.Seeds)*b.N)/b.Elapsed().Seconds(), "hosts/s")
-			want := map[crawl.Edge]bool{}
+			want := map[spyder.Edge]bool{}
 			for _, e := range w.Expected {
 				want[e] = true
 			}
@@ -580,7 +580,7 @@ func TestExpectedForDiscoveredHosts(t *testing.T) {
 	}
 	found := map[string]bool{}
 	for _, e := range w.Expected {
-		if e.Type != crawl.ResolvesTo && e.Type != crawl.UsesCert && !slices.Contains(w.Seeds, e.Target) {
+		if e.Type != spyder.ResolvesTo && e.Type != spyder.UsesCert && !slices.Contains(w.Seeds, e.Target) {
 			found[e.Target] = true
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 // Options describe a world; the world is a pure function of them.
@@ -58,7 +58,7 @@ type World struct {
 	// Expected is the exact set of edges (Type, Source, Target; other fields
 	// empty) a correct non-continuous crawl of Seeds with default policy
 	// must emit, sorted by Type, Source, Target.
-	Expected []crawl.Edge
+	Expected []spyder.Edge
 	// PageOutcome maps each seed to the status its page step must end
 	// with. The contract pins "nxdomain", "excluded", "private_address",
 	// "robots_blocked", "too_many_redirects", "not_html", "http_<code>",
@@ -72,14 +72,14 @@ type World struct {
 	// Certs are the certificate nodes behind Expected's USES_CERT edges,
 	// sorted by SPKI hash, as a crawler must record them (Verified for a
 	// clock between 2021 and 2045).
-	Certs []crawl.CertNode
+	Certs []spyder.CertNode
 	// Hostile are the hostile hosts of Options.Hostile, to probe besides
 	// Seeds (one is not valid UTF-8, so it must be rejected as input).
 	Hostile []string
 	// HostileExpected is the exact set of edges their probes must emit:
 	// DNS edges, the certificate when the handshake completes, the links
 	// before the body cap (of the 1 GiB and 100,000-link pages).
-	HostileExpected []crawl.Edge
+	HostileExpected []spyder.Edge
 	// HostileOutcome maps each hostile host to "step:status", the step
 	// where its probe stops and how: e.g. "tls:timeout" for the server
 	// that sends a byte a second, "page:too_many_redirects",
@@ -235,7 +235,7 @@ func (w *World) refusedLog() []string {
 // page status of a correct probe of each of hosts (normalised names; the
 // world answers NXDOMAIN for any it does not hold). A continuous crawl
 // probes hosts beyond Seeds: pass it the hosts it probed.
-func (w *World) ExpectedFor(hosts []string) ([]crawl.Edge, map[string]string) {
+func (w *World) ExpectedFor(hosts []string) ([]spyder.Edge, map[string]string) {
 	edges, outcomes, _ := w.plan.expectedFor(hosts)
 	return edges, outcomes
 }
@@ -244,7 +244,7 @@ func (w *World) ExpectedFor(hosts []string) ([]crawl.Edge, map[string]string) {
 // test failure messages; "" if the world has no such host.
 func (w *World) Describe(host string) string { return w.plan.describe(host) }
 
-func sortEdges(es []crawl.Edge) {
+func sortEdges(es []spyder.Edge) {
 	sort.Slice(es, func(i, j int) bool {
 		a, b := es[i], es[j]
 		if a.Type != b.Type {

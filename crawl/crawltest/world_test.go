@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/miekg/dns"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 )
 
 func TestPlanIsDeterministic(t *testing.T) {
@@ -692,7 +692,7 @@ func TestExpectedRedirects(t *testing.T) {
 	}
 	var n, fromNonSeed int
 	for _, e := range w.Expected {
-		if e.Type != crawl.RedirectsTo {
+		if e.Type != spyder.RedirectsTo {
 			continue
 		}
 		n++

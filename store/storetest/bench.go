@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/queue"
@@ -164,14 +164,14 @@ func BenchRunLoop(b *testing.B, q queue.Queue, workers, items int) {
 // instantProbe answers every host at once with an empty result.
 type instantProbe struct{}
 
-func (instantProbe) ProbeHost(_ context.Context, h host.Name) *crawl.Result {
-	return &crawl.Result{Host: string(h)}
+func (instantProbe) Visit(_ context.Context, h host.Name) *spyder.Result {
+	return &spyder.Result{Host: h}
 }
 
 // discardOutput takes every result as durable at once.
 type discardOutput struct{}
 
-func (discardOutput) Add(context.Context, *crawl.Result) error { return nil }
+func (discardOutput) Add(context.Context, *spyder.Result) error { return nil }
 
 // seedUntimed seeds items new hosts with the benchmark timer stopped.
 func seedUntimed(b *testing.B, q queue.Queue, items int) {
