@@ -39,10 +39,10 @@ type Batch struct {
 	NodesIP     []IPNode     `json:"nodes_ip"`
 	NodesCert   []CertNode   `json:"nodes_cert"`
 	Edges       []Edge       `json:"edges"`
-	// Probes records each visited host's outcome per step, so that what
+	// Outcomes records each visited host's outcome per step, so that what
 	// failed is in the output rather than dropped. Its JSON name is the
 	// older spyder's.
-	Probes []HostOutcome `json:"probes,omitempty"`
+	Outcomes []HostOutcome `json:"probes,omitempty"`
 }
 
 // DomainNode is a host seen by the crawl (visited or discovered).

@@ -18,6 +18,8 @@ import (
 	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/internal/gcpace"
+	"github.com/spyder-crawler/spyder/resolver"
 )
 
 // BenchmarkCrawl crawls a generated world: 10,000
@@ -73,6 +75,7 @@ func BenchmarkCrawl(b *testing.B) {
 	timeout := envDuration(b, "SPYDER_BENCH_TIMEOUT", crawl.DefaultHostTimeout)
 	ramp := envDuration(b, "SPYDER_BENCH_RAMP", 0)
 	opts := benchWorld(b, hosts)
+	gcpace.Start(gcpace.DefaultTarget) // as `spyder run` paces its collector
 	var w target
 	if os.Getenv("SPYDER_BENCH_WORLD") == "process" {
 		p := startWorldProcess(b, hosts)
@@ -100,7 +103,7 @@ func BenchmarkCrawl(b *testing.B) {
 			// Latencies above the defaults stretch the steps' timeouts
 			// by as much, so that they still cut only what they cut at
 			// the defaults.
-			c.DNSTimeout = crawl.DefaultDNSTimeout + max(0, opts.DNSLatency-defaultDNSLatency)
+			c.DNSTimeout = resolver.DefaultTimeout + max(0, opts.DNSLatency-defaultDNSLatency)
 			c.ConnectTimeout = crawl.DefaultConnectTimeout + max(0, opts.HTTPLatency-defaultHTTPLatency)
 			c.RequestTimeout = crawl.DefaultRequestTimeout + max(0, opts.HTTPLatency-defaultHTTPLatency)
 		}})

@@ -11,23 +11,24 @@ import (
 	"github.com/spyder-crawler/spyder"
 
 	"github.com/spyder-crawler/spyder/asn"
+	"github.com/spyder-crawler/spyder/resolver"
 )
 
 // Defaults for the [Config] fields left zero.
 const (
 	DefaultBodyCap      = 512 << 10
 	DefaultMaxRedirects = 5
-	// DefaultHostTimeout bounds a whole probe. Hanging and trickling hosts
+	// DefaultHostTimeout bounds a whole visit. Hanging and trickling hosts
 	// are cut earlier by ConnectTimeout and RequestTimeout, so what needs
-	// HostTimeout is a probe of several requests that must wait: a
+	// HostTimeout is a visit of several requests that must wait: a
 	// Crawl-delay of a second between each, a redirect chain past the
-	// limiter's burst, a redirect target shared with other probes. 8 s
+	// limiter's burst, a redirect target shared with other visits. 8 s
 	// gives those room on a loaded machine without slowing a crawl: the
 	// end of a run is set by the shorter timeouts, not by this (the README's
 	// Benchmarks give the figures).
 	DefaultHostTimeout = 8 * time.Second
 	// DefaultConnectTimeout bounds connecting and the TLS handshake, each
-	// time the probe connects. A host that accepts connections but never
+	// time the visit connects. A host that accepts connections but never
 	// answers the handshake is the commonest hang; it is given up after
 	// this, well before HostTimeout.
 	DefaultConnectTimeout = 3 * time.Second
@@ -36,22 +37,20 @@ const (
 	// at a time is given up after this rather than after HostTimeout; a
 	// slow but honest server still has several seconds for 512 KiB.
 	DefaultRequestTimeout = 4 * time.Second
-	DefaultDNSTimeout     = 2 * time.Second
-	DefaultDNSRetries     = 2
 )
 
-// DefaultWorkers is the number of probes a crawl should run at once, the
+// DefaultWorkers is the number of visits a crawl should run at once, the
 // `spyder run --concurrency` default, chosen with BenchmarkCrawl (the
-// README's Benchmarks give the figures). Most probes wait on the network,
+// README's Benchmarks give the figures). Most visits wait on the network,
 // Crawl-delay or the limiter, so the CPU needs about a thousand of them in
 // flight to stay busy; past that it thrashes.
 const DefaultWorkers = 1024
 
-// DefaultExcludeTLDs are the top-level domains probed by DNS only.
+// DefaultExcludeTLDs are the top-level domains visited by DNS only.
 var DefaultExcludeTLDs = []string{"gov", "mil", "int"}
 
 // defaultDialer connects when Config.Dial is nil. It turns TCP keep-alive
-// off: a probe's connections live seconds, shorter than any keep-alive
+// off: a visit's connections live seconds, shorter than any keep-alive
 // probe interval, and setting it up costs four system calls per
 // connection.
 var defaultDialer = &net.Dialer{KeepAlive: -1}
@@ -68,9 +67,9 @@ type Limiter interface {
 type Config struct {
 	// Resolver is the DNS server, or a comma-separated list of them,
 	// each "host:port", a bare IP (port 53) or "[IPv6]:port" (see
-	// [ParseResolvers]); "" means the first nameserver of
+	// [resolver.ParseServers]); "" means the first nameserver of
 	// /etc/resolv.conf. Lookups are spread over the servers in turn; one
-	// that stops answering is set aside for [ResolverCooldown].
+	// that stops answering is set aside for [resolver.Cooldown].
 	Resolver string
 	// Dial connects to "ip:port" addresses; nil means a net.Dialer without
 	// TCP keep-alive. Only addresses that passed the private-address guard
@@ -82,7 +81,7 @@ type Config struct {
 	// UserAgent is sent with every request; "" means
 	// "spyder/<Version> (+<ProjectURL>)".
 	UserAgent string
-	// ExcludeTLDs are top-level domains probed by DNS only; nil means
+	// ExcludeTLDs are top-level domains visited by DNS only; nil means
 	// [DefaultExcludeTLDs], an empty non-nil slice excludes none.
 	ExcludeTLDs []string
 	// AllowPrivate lets the crawler connect to non-public addresses
@@ -98,7 +97,7 @@ type Config struct {
 	// MaxRedirects bounds the redirects followed for the page; 0 means
 	// DefaultMaxRedirects, a negative value none.
 	MaxRedirects int
-	// HostTimeout bounds a whole probe; 0 means DefaultHostTimeout.
+	// HostTimeout bounds a whole visit; 0 means DefaultHostTimeout.
 	HostTimeout time.Duration
 	// ConnectTimeout bounds each connect plus TLS handshake; 0 means
 	// DefaultConnectTimeout.
@@ -107,10 +106,11 @@ type Config struct {
 	// waits for the limiter and Crawl-delay before it); 0 means
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	// DNSTimeout bounds each DNS query attempt; 0 means DefaultDNSTimeout.
+	// DNSTimeout bounds each DNS query attempt; 0 means
+	// resolver.DefaultTimeout.
 	DNSTimeout time.Duration
 	// DNSRetries is how many times a query that timed out is sent again;
-	// 0 means DefaultDNSRetries, a negative value none.
+	// 0 means resolver.DefaultRetries, a negative value none.
 	DNSRetries int
 	// Now is the clock, for timestamps, certificate verification and
 	// when a resolver set aside is tried again; nil means time.Now.
@@ -120,14 +120,6 @@ type Config struct {
 	// ASN, when set, gives each IP node its AS number, organisation and
 	// announced prefix, and an IN_AS edge to "AS<number>".
 	ASN *asn.DB
-	// HeapTarget is how large the heap and goroutine stacks may grow
-	// before the garbage collector runs, where Go's default pacing
-	// would run it sooner (never later than the default where they
-	// are larger); 0 means DefaultHeapTarget, a negative value leaves
-	// the pacing to Go. It paces the whole process: the first Crawler
-	// made with a positive target sets it, and none does when GOGC or
-	// GOMEMLIMIT is set in the environment.
-	HeapTarget int64
 }
 
 // robots.txt cache bounds: hosts remembered, and for how long (RFC 9309
@@ -143,13 +135,13 @@ func New(cfg Config) (*Crawler, error) {
 	if err != nil {
 		return nil, err
 	}
-	servers, err := ParseResolvers(cfg.Resolver)
+	res, err := resolver.New(resolver.Config{Servers: cfg.Resolver, Timeout: cfg.DNSTimeout, Retries: cfg.DNSRetries, Now: cfg.Now})
 	if err != nil {
 		return nil, err
 	}
 	c := &Crawler{
 		cfg:        cfg,
-		resolver:   newResolver(servers, cfg.DNSTimeout, cfg.DNSRetries, cfg.Now),
+		resolver:   res,
 		robots:     newRobotsCache(robotsCacheSize, robotsCacheTTL),
 		verified:   newVerifyCache(),
 		exclude:    make(map[string]bool),
@@ -158,7 +150,6 @@ func New(cfg Config) (*Crawler, error) {
 	for _, t := range cfg.ExcludeTLDs {
 		c.exclude[strings.ToLower(strings.Trim(strings.TrimSpace(t), "."))] = true
 	}
-	paceGC(cfg.HeapTarget)
 	return c, nil
 }
 
@@ -166,13 +157,6 @@ func New(cfg Config) (*Crawler, error) {
 // not positive) set to its default, as the [Config] fields document. The
 // only error is no resolver given and none found in /etc/resolv.conf.
 func withDefaults(cfg Config) (Config, error) {
-	if cfg.Resolver == "" {
-		r, err := systemResolver()
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Resolver = r
-	}
 	if cfg.Dial == nil {
 		cfg.Dial = defaultDialer.DialContext
 	}
@@ -185,16 +169,11 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.LimitKey == nil {
 		cfg.LimitKey = func(host string, _ netip.Addr) string { return host }
 	}
-	if cfg.HeapTarget == 0 {
-		cfg.HeapTarget = DefaultHeapTarget
-	}
 	cfg.BodyCap = positiveOr(cfg.BodyCap, DefaultBodyCap)
 	cfg.MaxRedirects = countOr(cfg.MaxRedirects, DefaultMaxRedirects)
 	cfg.HostTimeout = positiveOr(cfg.HostTimeout, DefaultHostTimeout)
 	cfg.ConnectTimeout = positiveOr(cfg.ConnectTimeout, DefaultConnectTimeout)
 	cfg.RequestTimeout = positiveOr(cfg.RequestTimeout, DefaultRequestTimeout)
-	cfg.DNSTimeout = positiveOr(cfg.DNSTimeout, DefaultDNSTimeout)
-	cfg.DNSRetries = countOr(cfg.DNSRetries, DefaultDNSRetries)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

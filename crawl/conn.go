@@ -18,7 +18,7 @@ import (
 // httpConn is one HTTP/1.1 connection (TLS for https) to one host, used for
 // one request after another while the server keeps it open.
 type httpConn struct {
-	key          string // where the probe keeps it (see conns)
+	key          string // where the visit keeps it (see conns)
 	scheme, host string
 	ip           netip.Addr
 	nc           net.Conn      // TLS for https
@@ -53,7 +53,7 @@ func (hc *httpConn) done(resp *http.Response) {
 }
 
 // reader gives hc a response reader, unless it holds one still: for
-// https, only once the response's first byte has come, so that a probe
+// https, only once the response's first byte has come, so that a visit
 // waiting on its server holds no reader. The TLS connection keeps the rest
 // of the record it decrypted, so reading one byte first costs no system
 // call. Its error is that of reading the first byte, as
@@ -79,7 +79,7 @@ func (hc *httpConn) reader() error {
 	return nil
 }
 
-// readFirst reads the first byte of a response into hc.first. A probe
+// readFirst reads the first byte of a response into hc.first. A visit
 // spends most of its life here, waiting for its server; a parked
 // goroutine keeps its whole stack, and the collector halves it only when
 // less than a quarter is in use. Waiting inside the TLS read would keep
@@ -125,12 +125,12 @@ func (f *firstByte) Read(p []byte) (int, error) {
 // sits on the TLS connection, which keeps the record it decrypted, so a
 // small one costs copies, not system calls; a header line longer than it
 // is still read whole, and a body read of at least its size bypasses it.
-// It is held while a response is read: at thousands of probes in flight
-// every KiB of it is a KiB of memory per probe.
+// It is held while a response is read: at thousands of visits in flight
+// every KiB of it is a KiB of memory per visit.
 const readerSize = 1024
 
 // readers holds the connections' response readers between connections,
-// so a probe does not allocate (and the collector clear) a new one for
+// so a visit does not allocate (and the collector clear) a new one for
 // each.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readerSize) }}
 
@@ -145,9 +145,9 @@ func (hc *httpConn) free() {
 	}
 }
 
-// conns holds the probe's open connections, each under its key (scheme,
+// conns holds the visit's open connections, each under its key (scheme,
 // host and port): a few at most, so a slice searched in turn rather than
-// a map, which would sit on the stack under every wait of the probe.
+// a map, which would sit on the stack under every wait of the visit.
 type conns []*httpConn
 
 // get returns the connection stored under key, or nil.
@@ -188,7 +188,7 @@ func (cs conns) closeAll() {
 // certificate: onCert, unless nil, gets the connection's state to verify
 // and record it (see handshake), so that a bad certificate is recorded
 // rather than lost.
-func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []netip.Addr, onCert func(*tls.ConnectionState)) (*httpConn, error) {
+func (p *visit) connect(ctx context.Context, scheme, host, port string, addrs []netip.Addr, onCert func(*tls.ConnectionState)) (*httpConn, error) {
 	cctx, cancel := context.WithTimeout(ctx, p.c.cfg.ConnectTimeout)
 	defer cancel()
 	nc, ip, err := p.dialFirst(cctx, port, addrs)
@@ -201,7 +201,7 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 			return nil, err
 		}
 	}
-	// No deadline yet: each request sets its own (see probe.do) before
+	// No deadline yet: each request sets its own (see visit.do) before
 	// any I/O. Cancellation of ctx (not only its deadline) interrupts any
 	// I/O.
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
@@ -216,7 +216,7 @@ func (p *probe) connect(ctx context.Context, scheme, host, port string, addrs []
 // curvesFirst, and when the server refuses the handshake, once more over a
 // new connection offering curvesFallback; onCert is handshake's. It
 // returns the TLS connection and the TCP connection under it.
-func (p *probe) secure(cctx context.Context, nc net.Conn, ip netip.Addr, port, host string, onCert func(*tls.ConnectionState)) (net.Conn, net.Conn, error) {
+func (p *visit) secure(cctx context.Context, nc net.Conn, ip netip.Addr, port, host string, onCert func(*tls.ConnectionState)) (net.Conn, net.Conn, error) {
 	tc, err := handshake(cctx, nc, host, curvesFirst, onCert)
 	if err == nil || !isHandshakeFailure(err) || cctx.Err() != nil {
 		return tc, nc, err
@@ -232,7 +232,7 @@ func (p *probe) secure(cctx context.Context, nc net.Conn, ip netip.Addr, port, h
 // next only after a refusal or failure and never once cctx (the connect
 // timeout) has ended. When none connects the error is a timeout if cctx
 // ended, else a connect error with the last failure.
-func (p *probe) dialFirst(cctx context.Context, port string, addrs []netip.Addr) (net.Conn, netip.Addr, error) {
+func (p *visit) dialFirst(cctx context.Context, port string, addrs []netip.Addr) (net.Conn, netip.Addr, error) {
 	var nc net.Conn
 	var ip netip.Addr
 	var err error
@@ -256,12 +256,12 @@ func (p *probe) dialFirst(cctx context.Context, port string, addrs []netip.Addr)
 }
 
 // reconnect opens a connection for a redirect hop or after the server
-// closed the previous one: to the probed host's own addresses, or to a
-// redirect target's, looked up and guarded like the probed host's.
-func (p *probe) reconnect(ctx context.Context, scheme, host, port string, own []netip.Addr) (*httpConn, error) {
+// closed the previous one: to the visited host's own addresses, or to a
+// redirect target's, looked up and guarded like the visited host's.
+func (p *visit) reconnect(ctx context.Context, scheme, host, port string, own []netip.Addr) (*httpConn, error) {
 	addrs := own
 	if host != string(p.host) {
-		all, err := p.c.resolver.lookupAddrs(ctx, host)
+		all, err := p.c.resolver.LookupAddrs(ctx, host)
 		if err != nil {
 			return nil, err
 		}

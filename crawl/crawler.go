@@ -8,19 +8,24 @@ import (
 	"github.com/spyder-crawler/spyder"
 
 	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/resolver"
 )
 
-// Crawler probes hosts. It is safe for concurrent use: one Crawler serves
+// Crawler visits hosts. It is safe for concurrent use: one Crawler serves
 // every worker, sharing its robots.txt cache.
 type Crawler struct {
 	cfg      Config
-	resolver *resolver
+	resolver *resolver.Client
 	robots   *robotsCache
 	verified *verifyCache
 	exclude  map[string]bool
 	// reqHeaders ends every request (see requestHeaders).
 	reqHeaders string
 }
+
+// Resolver returns the DNS client the crawler looks hosts up with, for its
+// statistics and checks.
+func (c *Crawler) Resolver() *resolver.Client { return c.resolver }
 
 // UserAgent returns the user agent the crawler sends.
 func (c *Crawler) UserAgent() string { return c.cfg.UserAgent }
@@ -30,36 +35,36 @@ func (c *Crawler) UserAgent() string { return c.cfg.UserAgent }
 // connection, robots.txt, then the page "/" and its redirects and links.
 // It never returns nil and never takes longer than HostTimeout: a step still
 // running then ends with status "timeout", keeping what earlier steps found.
-// Cancelling ctx ends the probe the same way.
+// Cancelling ctx ends the visit the same way.
 func (c *Crawler) Visit(ctx context.Context, h host.Name) *spyder.Result {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.HostTimeout)
 	defer cancel()
-	p := &probe{c: c, host: h}
+	p := &visit{c: c, host: h}
 	p.run(ctx)
 	return p.finish()
 }
 
-// probe is the state of one Probe call. It is kept while the probe waits
-// on the network, thousands at once, so it holds what the probe found in
+// visit is the state of one Probe call. It is kept while the visit waits
+// on the network, thousands at once, so it holds what the visit found in
 // the smallest form at hand: the DNS answers themselves rather than the
 // nodes and edges they become, which finish builds; the Result only once
-// the probe is over.
-type probe struct {
+// the visit is over.
+type visit struct {
 	c     *Crawler
 	host  host.Name
 	steps [len(stepOrder)]stepEnd // by stepOrder; status is "" until recorded
 	// resolvers are the DNS step's counts, when a resolver failed.
 	resolvers []spyder.ResolverCounts
 
-	dns        *dnsAnswer    // the answers about the host, once recorded (see recordDNS)
-	edges      []spyder.Edge // after those of dns
+	dns        *resolver.Answer // the answers about the host, once recorded (see recordDNS)
+	edges      []spyder.Edge    // after those of dns
 	certs      []spyder.CertNode
 	discovered []host.Name
 }
 
 // set records how step ended; the first record of a step stands, so a
 // later, vaguer reason (a timeout, "step not reached") never overwrites it.
-func (p *probe) set(step, status, detail string) {
+func (p *visit) set(step, status, detail string) {
 	i := slices.Index(stepOrder[:], step)
 	if p.steps[i].status != "" {
 		return
@@ -67,33 +72,33 @@ func (p *probe) set(step, status, detail string) {
 	p.steps[i] = stepEnd{status, detail}
 }
 
-// stepEnd is how a step ended, as a probe keeps it: a [spyder.StepOutcome]
+// stepEnd is how a step ended, as a visit keeps it: a [spyder.StepOutcome]
 // without the step's name, which is its place in stepOrder.
 type stepEnd struct{ status, detail string }
 
-// stepOrder is the order of the steps in a probe and in its outcome.
+// stepOrder is the order of the steps in a visit and in its outcome.
 var stepOrder = [...]string{spyder.StepDNS, spyder.StepTLS, spyder.StepRobots, spyder.StepPage}
 
 // setRest gives every step not yet recorded the same status: the reason it
 // did not run.
-func (p *probe) setRest(status, detail string) {
+func (p *visit) setRest(status, detail string) {
 	for _, s := range stepOrder {
 		p.set(s, status, detail)
 	}
 }
 
-// edge records an edge from the probed host.
-func (p *probe) edge(typ, target string) {
+// edge records an edge from the visited host.
+func (p *visit) edge(typ, target string) {
 	p.edges = append(p.edges, spyder.Edge{Type: typ, Source: string(p.host), Target: target})
 }
 
-// run probes host: it looks it up, records the DNS step, then fetches over
+// run visits host: it looks it up, records the DNS step, then fetches over
 // HTTPS unless policy or the answers rule it out. Every path out of run has
 // recorded the steps it stopped before.
-func (p *probe) run(ctx context.Context) {
-	ans := p.c.resolver.lookupAll(ctx, string(p.host))
+func (p *visit) run(ctx context.Context) {
+	ans := p.c.resolver.LookupAll(ctx, p.host)
 	p.setDNS(ans)
-	if ans.status == spyder.StatusNXDomain {
+	if ans.Status == spyder.StatusNXDomain {
 		p.setRest(spyder.StatusNXDomain, "")
 		return
 	}
@@ -107,11 +112,11 @@ func (p *probe) run(ctx context.Context) {
 		p.setRest(spyder.StatusTimeout, "")
 		return
 	}
-	if len(ans.addrs) == 0 {
+	if len(ans.Addrs) == 0 {
 		p.setRest(spyder.StatusNoAddress, "")
 		return
 	}
-	addrs := p.c.dialable(ans.addrs)
+	addrs := p.c.dialable(ans.Addrs)
 	if len(addrs) == 0 {
 		p.setRest(spyder.StatusPrivateAddress, "")
 		return
@@ -121,44 +126,44 @@ func (p *probe) run(ctx context.Context) {
 
 // setDNS records the dns step, with the resolvers' counts when one of
 // them failed at some query.
-func (p *probe) setDNS(ans *dnsAnswer) {
-	p.set(spyder.StepDNS, ans.status, ans.detail)
-	for _, c := range ans.resolvers {
+func (p *visit) setDNS(ans *resolver.Answer) {
+	p.set(spyder.StepDNS, ans.Status, ans.Detail)
+	for _, c := range ans.Resolvers {
 		if c.Failed() {
-			p.resolvers = ans.resolvers
+			p.resolvers = ans.Resolvers
 			return
 		}
 	}
 }
 
-// recordDNS keeps the answers about the probed host, for finish to turn
+// recordDNS keeps the answers about the visited host, for finish to turn
 // into nodes and edges (see dnsGraph), and discovers the targets of its
 // CNAME, NS and MX records now, so they come before the hosts the page
 // leads to. A CNAME to the host itself is not discovered.
-func (p *probe) recordDNS(ans *dnsAnswer) {
+func (p *visit) recordDNS(ans *resolver.Answer) {
 	p.dns = ans
-	if ans.cname != "" && ans.cname != string(p.host) {
-		p.discoverAnswer(ans.cname)
+	if ans.CNAME != "" {
+		p.discover(ans.CNAME)
 	}
-	for _, ns := range ans.ns {
-		p.discoverAnswer(ns)
+	for _, ns := range ans.NS {
+		p.discover(ns)
 	}
-	for _, mx := range ans.mx {
-		p.discoverAnswer(mx)
+	for _, mx := range ans.MX {
+		p.discover(mx)
 	}
 }
 
-// dnsGraph returns what the answers about the probed host make: its domain
+// dnsGraph returns what the answers about the visited host make: its domain
 // node (with its TXT), an IP node and RESOLVES_TO edge per address, and
 // ALIAS_OF, USES_NS and USES_MX edges. A CNAME to the host itself gives no
 // edge: a host is never its own alias. The edges have room for room more.
-func (p *probe) dnsGraph(ans *dnsAnswer, room int) (spyder.DomainNode, []spyder.IPNode, []spyder.Edge) {
-	ips := make([]spyder.IPNode, 0, len(ans.addrs))
-	edges := make([]spyder.Edge, 0, 2*len(ans.addrs)+1+len(ans.ns)+len(ans.mx)+room)
+func (p *visit) dnsGraph(ans *resolver.Answer, room int) (spyder.DomainNode, []spyder.IPNode, []spyder.Edge) {
+	ips := make([]spyder.IPNode, 0, len(ans.Addrs))
+	edges := make([]spyder.Edge, 0, 2*len(ans.Addrs)+1+len(ans.NS)+len(ans.MX)+room)
 	edge := func(typ, target string) {
 		edges = append(edges, spyder.Edge{Type: typ, Source: string(p.host), Target: target})
 	}
-	for _, ip := range ans.addrs {
+	for _, ip := range ans.Addrs {
 		n, as := p.ipNode(ip)
 		edge(spyder.ResolvesTo, n.IP)
 		if as != "" {
@@ -166,22 +171,22 @@ func (p *probe) dnsGraph(ans *dnsAnswer, room int) (spyder.DomainNode, []spyder.
 		}
 		ips = append(ips, n)
 	}
-	if ans.cname != "" && ans.cname != string(p.host) {
-		edge(spyder.AliasOf, ans.cname)
+	if ans.CNAME != "" && ans.CNAME != p.host {
+		edge(spyder.AliasOf, string(ans.CNAME))
 	}
-	for _, ns := range ans.ns {
-		edge(spyder.UsesNS, ns)
+	for _, ns := range ans.NS {
+		edge(spyder.UsesNS, string(ns))
 	}
-	for _, mx := range ans.mx {
-		edge(spyder.UsesMX, mx)
+	for _, mx := range ans.MX {
+		edge(spyder.UsesMX, string(mx))
 	}
-	return spyder.DomainNode{Host: p.host, TXT: ans.txt}, ips, edges
+	return spyder.DomainNode{Host: p.host, TXT: ans.TXT}, ips, edges
 }
 
 // ipNode is the node of address a: with an ASN database, annotated with
 // its AS, whose node it also returns for an IN_AS edge from a ("" when a
 // has no AS).
-func (p *probe) ipNode(a netip.Addr) (spyder.IPNode, string) {
+func (p *visit) ipNode(a netip.Addr) (spyder.IPNode, string) {
 	n := spyder.IPNode{IP: a.String()}
 	if p.c.cfg.ASN == nil {
 		return n, ""
@@ -194,26 +199,17 @@ func (p *probe) ipNode(a netip.Addr) (spyder.IPNode, string) {
 	return n, info.Node()
 }
 
-// discoverAnswer adds the host named s, from a DNS answer, to the hosts
-// found. A name from a DNS answer enters spyder here, so it is parsed; one
-// that is not a host name is left out.
-func (p *probe) discoverAnswer(s string) {
-	if h, err := host.Parse(s); err == nil {
-		p.discover(h)
-	}
-}
-
-// discover adds h to the hosts found, once, unless it is the probed host.
-func (p *probe) discover(h host.Name) {
+// discover adds h to the hosts found, once, unless it is the visited host.
+func (p *visit) discover(h host.Name) {
 	if h != p.host && !slices.Contains(p.discovered, h) {
 		p.discovered = append(p.discovered, h)
 	}
 }
 
-// finish returns the probe's result: the steps, the nodes and edges of
+// finish returns the visit's result: the steps, the nodes and edges of
 // the DNS answers (see dnsGraph) before the others, nodes for edge
 // targets, timestamps and IDs.
-func (p *probe) finish() *spyder.Result {
+func (p *visit) finish() *spyder.Result {
 	p.setRest(spyder.StatusError, "step not reached")
 	now := p.c.cfg.Now().Unix()
 	r := &spyder.Result{Host: p.host, Certs: p.certs, Discovered: p.discovered}

@@ -3,7 +3,9 @@ package crawl
 import (
 	"context"
 	"errors"
+	"net"
 	"net/netip"
+	"os"
 
 	"github.com/spyder-crawler/spyder"
 )
@@ -29,11 +31,19 @@ func classify(ctx context.Context, err error, fallback string) (string, string) 
 	return fallback, err.Error()
 }
 
+// isTimeout reports whether err is a deadline that passed: ctx's, or a
+// connection's.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.As(err, &ne) && ne.Timeout()
+}
+
 // fetch runs the HTTPS steps: the certificate of the first connection,
 // robots.txt, then the page and its redirects. Each step is recorded once;
 // a failure records the steps it prevents with its own reason. Every
-// connection the probe opened is closed when fetch returns.
-func (p *probe) fetch(ctx context.Context, addrs []netip.Addr) {
+// connection the visit opened is closed when fetch returns.
+func (p *visit) fetch(ctx context.Context, addrs []netip.Addr) {
 	var open conns
 	defer func() { open.closeAll() }()
 

@@ -23,7 +23,7 @@ var linkAttr = map[atom.Atom]string{
 }
 
 // maxRawLinks bounds how many link attributes one page contributes, so a
-// page made of nothing but links cannot make a probe hold more than a few
+// page made of nothing but links cannot make a visit hold more than a few
 // megabytes however large BodyCap is.
 const maxRawLinks = 20_000
 

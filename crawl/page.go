@@ -11,10 +11,10 @@ import (
 )
 
 // page reads the final response of the page fetch and records its links
-// as the probed host's LINKS_TO edges, wherever redirects led: the edge
+// as the visited host's LINKS_TO edges, wherever redirects led: the edge
 // says "fetching this host's front page led to a page linking there", and
 // the REDIRECTS_TO chain says which host served that page.
-func (p *probe) page(ctx context.Context, hc *httpConn, resp *http.Response, u *url.URL) {
+func (p *visit) page(ctx context.Context, hc *httpConn, resp *http.Response, u *url.URL) {
 	defer hc.done(resp)
 	code := resp.StatusCode
 	if code < 200 || code > 299 {

@@ -16,11 +16,11 @@ import (
 
 // followPage fetches https://host/ and follows its redirects to the final
 // page, recording the page step exactly once. rules is the robots.txt
-// policy of the probed host; each hop to another host fetches that host's
+// policy of the visited host; each hop to another host fetches that host's
 // robots.txt before requesting anything of it, and a hop its policy
 // disallows ends the chain. Connections are reused from open (by scheme,
 // host and port) while the server keeps them open.
-func (p *probe) followPage(ctx context.Context, open *conns, addrs []netip.Addr, rules *robots.Rules) {
+func (p *visit) followPage(ctx context.Context, open *conns, addrs []netip.Addr, rules *robots.Rules) {
 	u := &url.URL{Scheme: "https", Host: string(p.host), Path: "/"}
 	visited := []string{u.String()} // MaxRedirects at most: searched in turn
 	for hops := 0; ; hops++ {
@@ -82,7 +82,7 @@ func (p *probe) followPage(ctx context.Context, open *conns, addrs []netip.Addr,
 
 // setConnFailed records the page step as failed by err, a connection
 // that could not be made.
-func (p *probe) setConnFailed(ctx context.Context, err error) {
+func (p *visit) setConnFailed(ctx context.Context, err error) {
 	status, detail := classify(ctx, err, spyder.StatusConnectError)
 	p.set(spyder.StepPage, status, detail)
 }
@@ -91,7 +91,7 @@ func (p *probe) setConnFailed(ctx context.Context, err error) {
 // host): the one open holds for its scheme, host and port if the server has
 // kept it open, else a new one, stored in open. The port defaults to 443
 // for https and 80 for http.
-func (p *probe) hopConn(ctx context.Context, open *conns, u *url.URL, host string, addrs []netip.Addr) (*httpConn, error) {
+func (p *visit) hopConn(ctx context.Context, open *conns, u *url.URL, host string, addrs []netip.Addr) (*httpConn, error) {
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
@@ -139,7 +139,7 @@ func redirectTo(resp *http.Response) string {
 // comes back to a URL already visited (a loop); visited gains the new URL.
 // A redirect within MaxRedirects is an edge (see redirectEdge) even when it
 // closes a loop, so the graph shows both directions of a ping-pong.
-func (p *probe) nextHop(u *url.URL, loc string, hops int, visited *[]string) *url.URL {
+func (p *visit) nextHop(u *url.URL, loc string, hops int, visited *[]string) *url.URL {
 	next, err := resolve(u, loc)
 	switch {
 	case err != nil || next.Scheme != "http" && next.Scheme != "https":
@@ -161,8 +161,8 @@ func (p *probe) nextHop(u *url.URL, loc string, hops int, visited *[]string) *ur
 
 // redirectEdge records a REDIRECTS_TO edge from from's host to to's when
 // they are host names of different registrable domains. Its source is the
-// host of that hop, which is the probed host only on the first hop.
-func (p *probe) redirectEdge(from, to *url.URL) {
+// host of that hop, which is the visited host only on the first hop.
+func (p *visit) redirectEdge(from, to *url.URL) {
 	src, err1 := host.Parse(from.Hostname())
 	dst, err2 := host.Parse(to.Hostname())
 	if err1 != nil || err2 != nil || src.Apex() == dst.Apex() {

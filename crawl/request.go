@@ -16,12 +16,12 @@ import (
 )
 
 // errCrawlDelay reports that the gap a host's Crawl-delay asks for does not
-// fit in what is left of the probe.
+// fit in what is left of the visit.
 var errCrawlDelay = errors.New("crawl: crawl-delay exceeds the host deadline")
 
 // do sends GET path on hc, after the host's Crawl-delay and the limiter
 // allow it, and reads the response header. The caller must call done.
-func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Response, error) {
+func (p *visit) do(ctx context.Context, hc *httpConn, path string) (*http.Response, error) {
 	if err := p.awaitTurn(ctx, hc); err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (p *probe) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 	err := hc.reader()
 	var resp *http.Response
 	if err == nil {
-		// The request is made only now, so that a probe waiting on
+		// The request is made only now, so that a visit waiting on
 		// its server does not keep it.
 		req := &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 		resp, err = http.ReadResponse(hc.br, req)
@@ -97,7 +97,7 @@ func requestHeaders(userAgent string) string {
 // slot the host's Crawl-delay leaves us (failing at once when that slot is
 // past ctx's deadline), then for the limiter. Its errors are timeouts when
 // ctx ends or the limiter would outlast ctx's deadline, else plain errors.
-func (p *probe) awaitTurn(ctx context.Context, hc *httpConn) error {
+func (p *visit) awaitTurn(ctx context.Context, hc *httpConn) error {
 	now := time.Now()
 	if at := p.c.robots.reserve(hc.host, now); at.After(now) {
 		if d, ok := ctx.Deadline(); ok && at.After(d) {

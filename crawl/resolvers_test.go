@@ -19,43 +19,8 @@ import (
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/internal/clocktest"
+	"github.com/spyder-crawler/spyder/resolver"
 )
-
-func TestParseResolvers(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    []string
-		wantErr string
-	}{
-		{in: "192.0.2.1:53", want: []string{"192.0.2.1:53"}},
-		{in: "192.0.2.1", want: []string{"192.0.2.1:53"}},
-		{in: "192.0.2.1:5353, 198.51.100.2 ,,", want: []string{"192.0.2.1:5353", "198.51.100.2:53"}},
-		{in: "[2001:db8::53]:5353", want: []string{"[2001:db8::53]:5353"}},
-		{in: "[2001:DB8::53]", want: []string{"[2001:db8::53]:53"}},
-		{in: "2001:db8::53", want: []string{"[2001:db8::53]:53"}},
-		{in: "::1,127.0.0.1,[::1]:53", want: []string{"[::1]:53", "127.0.0.1:53"}},
-		{in: "dns.example:53", want: []string{"dns.example:53"}},
-		{in: "", wantErr: "no server given"},
-		{in: " , ", wantErr: "no server given"},
-		{in: "dns.example", wantErr: `resolver "dns.example": want IP`},
-		{in: "192.0.2.1:0", wantErr: `port "0"`},
-		{in: "192.0.2.1:dns", wantErr: `port "dns"`},
-		{in: "192.0.2.1:53,[::1", wantErr: `resolver "[::1"`},
-		{in: ":53", wantErr: `resolver ":53"`},
-	}
-	for _, tt := range tests {
-		got, err := crawl.ParseResolvers(tt.in)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseResolvers(%q) = %v, %v; want error with %q", tt.in, got, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("ParseResolvers(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-		}
-	}
-}
 
 // resolverWorld is a small world with n DNS servers: the world's own and
 // n-1 more on loopback (the last on ::1 when v6 is set).
@@ -158,7 +123,7 @@ func TestCrawler_Resolvers_Spread(t *testing.T) {
 		}
 	}
 	var total uint64
-	for i, st := range c.ResolverStats() {
+	for i, st := range c.Resolver().Stats() {
 		if st.Server != servers[i].Addr || !st.Up || st.Timeouts+st.ServFail+st.Refused+st.Truncated+st.Errors != 0 {
 			t.Errorf("ResolverStats()[%d] = %+v, want %s up and only answers", i, st, servers[i].Addr)
 		}
@@ -233,7 +198,7 @@ func TestCrawler_Resolvers_Truncated(t *testing.T) {
 	if udp, tcp := servers[0].Queries(); udp < 5 || tcp < 5 {
 		t.Errorf("resolver got %d UDP and %d TCP queries, want 5 of each for the host", udp, tcp)
 	}
-	if st := c.ResolverStats()[0]; st.Truncated < 5 || st.Answers < 5 {
+	if st := c.Resolver().Stats()[0]; st.Truncated < 5 || st.Answers < 5 {
 		t.Errorf("ResolverStats = %+v, want 5 truncated and 5 answers at least", st)
 	}
 }
@@ -262,7 +227,7 @@ func TestCrawler_Resolvers_SetAside(t *testing.T) {
 	for _, h := range hosts[:6] {
 		probe(h)
 	}
-	if st := c.ResolverStats()[0]; st.Up || st.SetAside != 1 || st.Timeouts != 15 {
+	if st := c.Resolver().Stats()[0]; st.Up || st.SetAside != 1 || st.Timeouts != 15 {
 		t.Fatalf("after 3 missed attempts: %+v, want set aside once with 15 timeouts", st)
 	}
 	before := silentQueries()
@@ -275,21 +240,21 @@ func TestCrawler_Resolvers_SetAside(t *testing.T) {
 
 	// Cooldown over, still silent: one lookup tries it and it is set
 	// aside again at once.
-	clk.Add(crawl.ResolverCooldown + time.Second)
+	clk.Add(resolver.Cooldown + time.Second)
 	probe(hosts[0])
 	probe(hosts[1])
 	if n := silentQueries() - before; n != 5 {
 		t.Errorf("after the cooldown the silent resolver got %d queries, want 5 (one trial lookup)", n)
 	}
-	if st := c.ResolverStats()[0]; st.Up || st.SetAside != 2 {
+	if st := c.Resolver().Stats()[0]; st.Up || st.SetAside != 2 {
 		t.Errorf("after a failed trial: %+v, want set aside twice", st)
 	}
 
 	// It answers again: after the next cooldown a trial brings it back.
 	servers[0].SetMode(crawltest.DNSAnswer)
-	clk.Add(crawl.ResolverCooldown + time.Second)
+	clk.Add(resolver.Cooldown + time.Second)
 	probe(hosts[2])
-	if st := c.ResolverStats()[0]; !st.Up || st.Answers == 0 {
+	if st := c.Resolver().Stats()[0]; !st.Up || st.Answers == 0 {
 		t.Fatalf("after a trial it answered: %+v, want up with answers", st)
 	}
 	before = silentQueries()

@@ -23,7 +23,7 @@ const maxRobotsRedirects = 5
 
 // robotsFor returns the robots.txt policy of hc's host, from the cache or
 // fetched (see fetchRobots). A policy is cached unless the fetch timed out.
-func (p *probe) robotsFor(ctx context.Context, open *conns, hc *httpConn, addrs []netip.Addr) (*robots.Rules, string, string, error) {
+func (p *visit) robotsFor(ctx context.Context, open *conns, hc *httpConn, addrs []netip.Addr) (*robots.Rules, string, string, error) {
 	if r := p.c.robots.get(hc.host, time.Now()); r != nil {
 		return r, spyder.StatusOK, "cached", nil
 	}
@@ -42,7 +42,7 @@ func (p *probe) robotsFor(ctx context.Context, open *conns, hc *httpConn, addrs 
 // is not http(s) mean no robots.txt (allow all); a 5xx or a network error
 // mean unreachable (disallow all). It returns an error only for a timeout,
 // which decides nothing.
-func (p *probe) fetchRobots(ctx context.Context, open *conns, hc *httpConn, addrs []netip.Addr) (*robots.Rules, string, string, error) {
+func (p *visit) fetchRobots(ctx context.Context, open *conns, hc *httpConn, addrs []netip.Addr) (*robots.Rules, string, string, error) {
 	u := &url.URL{Scheme: hc.scheme, Host: hc.host, Path: "/robots.txt"}
 	for hops := 0; ; hops++ {
 		resp, err := p.do(ctx, hc, requestPath(u))
@@ -83,7 +83,7 @@ func robotsUnreachable(ctx context.Context, err error) (*robots.Rules, string, s
 }
 
 // readRobots turns the final response of a robots.txt fetch into a policy.
-func (p *probe) readRobots(ctx context.Context, hc *httpConn, resp *http.Response) (*robots.Rules, string, string, error) {
+func (p *visit) readRobots(ctx context.Context, hc *httpConn, resp *http.Response) (*robots.Rules, string, string, error) {
 	defer hc.done(resp)
 	switch c := resp.StatusCode; {
 	case c >= 500:

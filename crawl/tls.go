@@ -43,12 +43,12 @@ func handshake(cctx context.Context, nc net.Conn, host string, curves []tls.Curv
 		CurvePreferences:   curves,
 	})
 	// The handshake and onCert run on a goroutine of their own: they are
-	// the deepest call chains of a probe (key exchange, certificate
+	// the deepest call chains of a visit (key exchange, certificate
 	// parsing, the signature checks of the handshake and of the chain's
 	// verification), and the stack they grow is freed when they end
-	// rather than kept by the probe's goroutine while it waits on the
-	// network. The probe's goroutine waits for them, so onCert may write
-	// to the probe.
+	// rather than kept by the visit's goroutine while it waits on the
+	// network. The visit's goroutine waits for them, so onCert may write
+	// to the visit.
 	done := make(chan error, 1)
 	go func() {
 		err := tc.HandshakeContext(cctx)
@@ -85,7 +85,7 @@ func isHandshakeFailure(err error) bool {
 // next read, whichever comes first. So the server sees the handshake end
 // when the first request arrives, and a connection on which nothing is
 // sent does not send its Finished at all. Its reads and writes must not
-// run at once; a probe's never do.
+// run at once; a visit's never do.
 //
 // While peek is set, a read that would go to the TCP connection returns
 // errWouldWait instead, telling its caller that the TLS connection holds
@@ -153,7 +153,7 @@ func (c *finishedConn) Write(b []byte) (int, error) {
 // recordCert records the leaf certificate of the host's first TLS
 // connection, verified against RootCAs for the host's name (the chain's
 // signatures once per crawl, through the crawler's verifyCache).
-func (p *probe) recordCert(cs *tls.ConnectionState) {
+func (p *visit) recordCert(cs *tls.ConnectionState) {
 	if cs == nil || len(cs.PeerCertificates) == 0 {
 		p.set(spyder.StepTLS, spyder.StatusTLSError, "no certificate")
 		return

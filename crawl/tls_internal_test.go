@@ -75,9 +75,9 @@ func (w *writeCounter) Write(b []byte) (int, error) {
 }
 
 // testProbe is a probe whose crawler dials with a plain net.Dialer.
-func testProbe() *probe {
+func testProbe() *visit {
 	var d net.Dialer
-	return &probe{c: &Crawler{cfg: Config{Dial: d.DialContext}}, host: "tls.example"}
+	return &visit{c: &Crawler{cfg: Config{Dial: d.DialContext}}, host: "tls.example"}
 }
 
 // TestSecure_KeyExchange: a server that takes P-256 gets a P-256 key

@@ -146,7 +146,7 @@ func answerWhen(t *testing.T, wait func(), wire string) *tlsServer {
 }
 
 // httpsConn connects to srv as a probe does, within ctx.
-func httpsConn(ctx context.Context, t *testing.T, srv *tlsServer, requestTimeout time.Duration) (*probe, *httpConn) {
+func httpsConn(ctx context.Context, t *testing.T, srv *tlsServer, requestTimeout time.Duration) (*visit, *httpConn) {
 	t.Helper()
 	p := testProbe()
 	p.c.cfg.ConnectTimeout = 5 * time.Second
@@ -165,7 +165,7 @@ func httpsConn(ctx context.Context, t *testing.T, srv *tlsServer, requestTimeout
 // get requests path on hc and reads the response whole, in reads as
 // large as the body allows (as done's drain does), so that the response
 // reader takes no more of the connection than the header's bytes.
-func get(ctx context.Context, p *probe, hc *httpConn, path string) (*http.Response, string, error) {
+func get(ctx context.Context, p *visit, hc *httpConn, path string) (*http.Response, string, error) {
 	resp, err := p.do(ctx, hc, path)
 	if err != nil {
 		return nil, "", err
@@ -204,7 +204,7 @@ func TestReadFirst_WaitsOnTheSocket(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); waiting == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		buf := make([]byte, 1<<20)
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, "crawl.(*probe).do") &&
+			if strings.Contains(g, "crawl.(*visit).do") &&
 				(strings.Contains(g, "crawl.awaitReadable") || strings.Contains(g, "crypto/tls.(*Conn).Read")) {
 				waiting = g
 			}

@@ -284,7 +284,7 @@ func TestCrawl_World(t *testing.T) {
 		if b.ProbeID != "probe-1" || b.RunID != "run-1" || b.BatchID == "" || b.Timestamp == 0 {
 			t.Errorf("batch header %q %q %q %d incomplete", b.ProbeID, b.RunID, b.BatchID, b.Timestamp)
 		}
-		probes += len(b.Probes)
+		probes += len(b.Outcomes)
 		for _, e := range b.Edges {
 			k := edgeKey{e.Type, e.Source, e.Target}
 			if got[k] {

@@ -56,7 +56,7 @@ func decodeLine(n int, line []byte) decoded {
 
 func classify(rec *record) format {
 	b := &rec.Batch
-	if b.BatchID != "" || b.NodesDomain != nil || b.NodesIP != nil || b.NodesCert != nil || b.Edges != nil || b.Probes != nil {
+	if b.BatchID != "" || b.NodesDomain != nil || b.NodesIP != nil || b.NodesCert != nil || b.Edges != nil || b.Outcomes != nil {
 		return formatBatch
 	}
 	if rec.Type != "" && rec.Source != "" && rec.Target != "" {

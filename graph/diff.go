@@ -102,7 +102,7 @@ func walkSide(r *Reader, s Side, v visitor) error {
 func onlyRun(b *spyder.Batch, run string) *spyder.Batch {
 	out := &spyder.Batch{RunID: run}
 	if b.RunID == run {
-		out.NodesDomain, out.NodesIP, out.NodesCert, out.Probes = b.NodesDomain, b.NodesIP, b.NodesCert, b.Probes
+		out.NodesDomain, out.NodesIP, out.NodesCert, out.Outcomes = b.NodesDomain, b.NodesIP, b.NodesCert, b.Outcomes
 	}
 	for _, e := range b.Edges {
 		if e.RunID == run || (e.RunID == "" && b.RunID == run) {

@@ -85,7 +85,7 @@ func (m *model) add(b *spyder.Batch) {
 		m.nodes[TypeDomain][e.Source] = true
 		m.nodes[TargetType(e.Type)][e.Target] = true
 	}
-	for _, p := range b.Probes {
+	for _, p := range b.Outcomes {
 		for _, s := range p.Steps {
 			if _, ok := m.outcomes[string(p.Host)]; !ok && s.Step == spyder.StepPage {
 				m.outcomes[string(p.Host)] = s.Status

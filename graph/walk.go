@@ -135,8 +135,8 @@ func (w *walker) batch(b *spyder.Batch) error {
 			return err
 		}
 	}
-	for i := range b.Probes {
-		if p := &b.Probes[i]; w.probes.add(keyHash(string(p.Host))) {
+	for i := range b.Outcomes {
+		if p := &b.Outcomes[i]; w.probes.add(keyHash(string(p.Host))) {
 			if err := w.v.probe(p); err != nil {
 				return err
 			}

@@ -92,6 +92,12 @@ func New(lim limiter.Limiter) *Set {
 	return m
 }
 
+// Register adds c's series to the set, as they stand at each scrape (a
+// DNS client's counters, say). Register a collector once per Set.
+func (m *Set) Register(c prometheus.Collector) {
+	m.reg.MustRegister(c)
+}
+
 // ObserveQueue records a queue snapshot.
 func (m *Set) ObserveQueue(st queue.Stats) {
 	m.queue.WithLabelValues("pending").Set(float64(st.Pending))
@@ -107,7 +113,7 @@ func (m *Set) ObserveBatch(b *spyder.Batch) {
 	for _, e := range b.Edges {
 		m.edges.WithLabelValues(e.Type).Inc()
 	}
-	for _, p := range b.Probes {
+	for _, p := range b.Outcomes {
 		m.hosts.WithLabelValues(p.PageOutcome()).Inc()
 	}
 }

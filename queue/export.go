@@ -91,7 +91,7 @@ func appendRecord(b *bytes.Buffer, r Record) error {
 	case KindSeen:
 		b.WriteString(`,"host":`)
 		writeString(b, string(r.Host))
-		if r.Outcome != "" { // a done host's last probe
+		if r.Outcome != "" { // a done host's last visit
 			b.WriteString(`,"at":`)
 			b.WriteString(strconv.FormatInt(r.At, 10))
 			b.WriteString(`,"outcome":`)

@@ -11,7 +11,7 @@ import (
 	"github.com/spyder-crawler/spyder/host"
 )
 
-// Item is one unit of work: a host to probe. Its JSON is byte-compatible with
+// Item is one unit of work: a host to visit. Its JSON is byte-compatible with
 // the items the older spyder queued in Redis (the list protocol described in
 // package store/redisstore), {"host":"example.com","ts":1705312200,"attempt":0},
 // and fields this version does not know are kept, in their order, after the

@@ -107,7 +107,7 @@ func ParseRecord(line []byte) (Record, error) {
 	return rec, nil
 }
 
-// lastProbe reads a seen record's optional last probe: "at" and "outcome"
+// lastProbe reads a seen record's optional last visit: "at" and "outcome"
 // together, or neither.
 func lastProbe(l exportLine) (int64, string, error) {
 	switch {

@@ -1,8 +1,10 @@
 // Package queue holds the contract every spyder work queue keeps: the [Item]
-// that travels through it, the [Worker] half that a crawl's hot path uses and
+// that travels through it, the [Work] half that a crawl's hot path uses and
 // the [Admin] half that the `spyder queue` verbs use (together a [Queue]),
-// the sentinel errors backends return, and the export/import format. Hosts
-// arrive already parsed ([host.Name]); backends live in store/.
+// the sentinel errors backends return, the export/import format, and
+// seeding a queue from a domains file ([SeedFile]), where a host from a
+// file enters spyder. Hosts travel parsed ([host.Name]); backends live in
+// store/.
 package queue
 
 import (
@@ -44,7 +46,7 @@ var (
 // honours ctx: a cancelled ctx makes it return promptly with ctx's error and
 // no partial state change.
 type Queue interface {
-	Worker
+	Work
 	Admin
 
 	// Close releases the backend's resources. Leases held are not returned:
@@ -52,10 +54,10 @@ type Queue interface {
 	Close() error
 }
 
-// Worker is what a crawl's loop uses: it leases hosts, keeps their leases
+// Work is what a crawl's loop uses: it leases hosts, keeps their leases
 // alive, acknowledges or fails them, queues what it discovers, hands back
 // what it did not finish, and reclaims the leases of workers that died.
-type Worker interface {
+type Work interface {
 	// Seed skips hosts already in the seen set (ever seeded into this queue,
 	// including duplicates within hosts) and appends the rest to pending in
 	// order, in chunks of one round trip or transaction each.
@@ -69,18 +71,18 @@ type Worker interface {
 	// never returned and never block the queue.
 	Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]Lease, error)
 
-	// AckAll keeps each of ps as its host's last probe, replacing the one
+	// AckAll keeps each of ps as its host's last visit, replacing the one
 	// before, and removes every lease in ls for good, all in one round trip
 	// or transaction: ok[i] reports whether ls[i] was held and is now
 	// removed (false: the lease was lost, see [ErrLeaseLost]). Callers that
 	// finish many items at once pay one wait instead of one each, and pass
-	// the probes of the hosts they ack, so that every host acked has its
-	// record. Every probe is kept, even one whose lease turns out lost: its
-	// host is probed again and its record rewritten. An outcome
+	// the visits of the hosts they ack, so that every host acked has its
+	// record. Every visit is kept, even one whose lease turns out lost: its
+	// host is visited again and its record rewritten. An outcome
 	// [CheckOutcome] refuses is an error and nothing is applied. On any
 	// other error nothing is reported; the call may or may not have been
 	// applied, and acking again reports the leases removed as lost.
-	AckAll(ctx context.Context, ls []Lease, ps []Probe) (ok []bool, err error)
+	AckAll(ctx context.Context, ls []Lease, ps []Visit) (ok []bool, err error)
 
 	// Extend moves a held lease's deadline to ttl from now and returns the
 	// updated lease. It returns ErrLeaseLost when the lease is no longer held.
@@ -107,7 +109,7 @@ type Worker interface {
 	Stats(ctx context.Context) (Stats, error)
 
 	// Queued reports, for each of hosts, whether the queue holds it to be
-	// probed: it was seeded (or requeued) and has no probe record since.
+	// visited: it was seeded (or requeued) and has no visit record since.
 	// A host never seeded, or done, is not queued.
 	Queued(ctx context.Context, hosts []host.Name) ([]bool, error)
 }
@@ -125,8 +127,8 @@ type Admin interface {
 	// PurgeDead deletes every dead item and returns how many there were.
 	PurgeDead(ctx context.Context) (int, error)
 
-	// Requeue moves every done host whose last probe sel picks back to
-	// pending, as a new item with attempt 0, and forgets that probe, so the
+	// Requeue moves every done host whose last visit sel picks back to
+	// pending, as a new item with attempt 0, and forgets that visit, so the
 	// host counts as queued again; it returns how many moved. Each host
 	// moves once even when several callers requeue at the same time.
 	Requeue(ctx context.Context, sel Selector) (int, error)
@@ -204,5 +206,5 @@ type Record struct {
 	Error    string    // dead
 	At       int64     // dead, or seen with an Outcome: Unix seconds
 	Host     host.Name // seen
-	Outcome  string    // seen: the host's last probe's outcome ("": not probed since queued)
+	Outcome  string    // seen: the host's last visit's outcome ("": not visited since queued)
 }

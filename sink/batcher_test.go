@@ -76,7 +76,7 @@ func summary(b *spyder.Batch) []string {
 	for _, e := range b.Edges {
 		out = append(out, e.Type+" "+e.Source+" "+e.Target)
 	}
-	for _, p := range b.Probes {
+	for _, p := range b.Outcomes {
 		out = append(out, "probe "+string(p.Host))
 	}
 	slices.Sort(out)
@@ -212,7 +212,7 @@ func TestBatcher_Close(t *testing.T) {
 	wg.Wait()
 	var written []string
 	for _, batch := range rec.all() {
-		for _, p := range batch.Probes {
+		for _, p := range batch.Outcomes {
 			written = append(written, string(p.Host))
 		}
 	}

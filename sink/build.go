@@ -101,7 +101,7 @@ func (b *Batcher) build(ctx context.Context, results []*spyder.Result) (*spyder.
 	// Probed hosts' nodes first, so that a bare node of the same host in
 	// this batch is left out.
 	for _, r := range results {
-		batch.Probes = append(batch.Probes, r.Outcome)
+		batch.Outcomes = append(batch.Outcomes, r.Outcome)
 		if d, ok := ownNode(r, batch.Timestamp); ok {
 			c.domains = append(c.domains, d)
 			c.add(keyDomain+string(d.Host), kindDomain, len(c.domains)-1)

@@ -11,12 +11,12 @@ import (
 
 // Kinds of line in [FormatLines]: the value of each line's "kind" field.
 const (
-	KindBatch  = "batch"  // the batch itself: probe_id, run_id, timestamp
-	KindDomain = "domain" // a [spyder.DomainNode]
-	KindIP     = "ip"     // a [spyder.IPNode]
-	KindCert   = "cert"   // a [spyder.CertNode]
-	KindEdge   = "edge"   // a [spyder.Edge]
-	KindProbe  = "probe"  // a [spyder.HostOutcome]
+	KindBatch   = "batch"  // the batch itself: probe_id, run_id, timestamp
+	KindDomain  = "domain" // a [spyder.DomainNode]
+	KindIP      = "ip"     // a [spyder.IPNode]
+	KindCert    = "cert"   // a [spyder.CertNode]
+	KindEdge    = "edge"   // a [spyder.Edge]
+	KindOutcome = "probe"  // a [spyder.HostOutcome]
 )
 
 // lineHead starts every line of [FormatLines]: what the line holds and
@@ -75,8 +75,8 @@ func encodeLines(enc *json.Encoder, b *spyder.Batch) error {
 	for _, e := range b.Edges {
 		lines = append(lines, edgeLine{head(KindEdge), e})
 	}
-	for _, p := range b.Probes {
-		lines = append(lines, probeLine{head(KindProbe), p})
+	for _, p := range b.Outcomes {
+		lines = append(lines, probeLine{head(KindOutcome), p})
 	}
 	for _, l := range lines {
 		if err := enc.Encode(l); err != nil {
@@ -135,8 +135,8 @@ func decodeItem(b *spyder.Batch, kind string, line []byte) error {
 		b.NodesCert, err = appendJSON(b.NodesCert, line)
 	case KindEdge:
 		b.Edges, err = appendJSON(b.Edges, line)
-	case KindProbe:
-		b.Probes, err = appendJSON(b.Probes, line)
+	case KindOutcome:
+		b.Outcomes, err = appendJSON(b.Outcomes, line)
 	default:
 		return fmt.Errorf("unknown kind %q", kind)
 	}

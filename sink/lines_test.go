@@ -21,7 +21,7 @@ func fullBatch(id string) *spyder.Batch {
 		NodesCert: []spyder.CertNode{{SPKISHA256: "ab12", SubjectCN: "a.com", IssuerCN: "R3", NotBefore: 5, NotAfter: 6,
 			SANs: []string{"a.com", "www.a.com"}, Verified: true}},
 		Edges: []spyder.Edge{{Type: spyder.ResolvesTo, Source: "a.com", Target: "192.0.2.1", ObservedAt: 7, ProbeID: "probe-0", RunID: "run-0"}},
-		Probes: []spyder.HostOutcome{{Host: "gone.com", Steps: []spyder.StepOutcome{
+		Outcomes: []spyder.HostOutcome{{Host: "gone.com", Steps: []spyder.StepOutcome{
 			{Step: "dns", Status: "nxdomain", Detail: "no such host"}}}},
 	}
 }
@@ -36,7 +36,7 @@ func TestJSONSink_Lines_RoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []spyder.Batch{*fullBatch("b1"), *fullBatch("b2")}
-	want[1].Probes = nil
+	want[1].Outcomes = nil
 	for i := range want {
 		if err := s.WriteBatch(t.Context(), &want[i]); err != nil {
 			t.Fatal(err)

@@ -39,7 +39,7 @@ func TestBatcher_QueuedTargetsWaitForTheirProbe(t *testing.T) {
 		Steps: []spyder.StepOutcome{{Step: "dns", Status: "nxdomain"}}}}
 	mustAdd(t, b, gone)
 	// Once b.com is done, a later reference finds its node written.
-	if _, err := q.AckAll(t.Context(), nil, []queue.Probe{{Host: "b.com", At: 1, Outcome: "ok"}}); err != nil {
+	if _, err := q.AckAll(t.Context(), nil, []queue.Visit{{Host: "b.com", At: 1, Outcome: "ok"}}); err != nil {
 		t.Fatal(err)
 	}
 	mustAdd(t, b, result("c.com", "b.com"))

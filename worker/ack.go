@@ -12,7 +12,7 @@ import (
 // it, waiting for its ack.
 type finished struct {
 	l queue.Lease
-	p queue.Probe
+	p queue.Visit
 }
 
 // ackLoop acks the leases workers hand over, as many per AckAll call as
@@ -50,7 +50,7 @@ func (w *Loop) ackLoop(ctx, bg context.Context, acks <-chan finished, sem <-chan
 // result is written.
 func (w *Loop) ackAll(ctx, bg context.Context, fs []finished) {
 	ls := make([]queue.Lease, len(fs))
-	ps := make([]queue.Probe, len(fs))
+	ps := make([]queue.Visit, len(fs))
 	for i, f := range fs {
 		ls[i], ps[i] = f.l, f.p
 	}
@@ -87,7 +87,7 @@ func (w *Loop) ackAll(ctx, bg context.Context, fs []finished) {
 // both, so an acked host always has its record) until it answers, backing
 // off from 100 ms to 5 s, for as long as the last lease of ls holds and ctx
 // lasts; it logs ack_retry once.
-func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
+func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease, ps []queue.Visit) ([]bool, error) {
 	last := ls[0].Deadline
 	for _, l := range ls[1:] {
 		if l.Deadline.After(last) {

@@ -21,7 +21,7 @@ type heldEntry struct {
 
 type heldAck struct {
 	Lease queue.Lease `json:"lease"`
-	Probe queue.Probe `json:"probe"`
+	Probe queue.Visit `json:"probe"`
 }
 
 // holdBehind appends e to the held writes when earlier ones are still
@@ -159,7 +159,7 @@ func (w *Loop) apply(ctx context.Context, e heldEntry) error {
 	if len(e.Acks) == 0 {
 		return nil
 	}
-	ls, ps := make([]queue.Lease, len(e.Acks)), make([]queue.Probe, len(e.Acks))
+	ls, ps := make([]queue.Lease, len(e.Acks)), make([]queue.Visit, len(e.Acks))
 	for i, a := range e.Acks {
 		ls[i], ps[i] = a.Lease, a.Probe
 	}
@@ -184,7 +184,7 @@ func (w *Loop) apply(ctx context.Context, e heldEntry) error {
 // or held itself when the queue does not take it. held reports that fs
 // went to Config.Held, to be acked when it is replayed; otherwise ok and
 // err are AckAll's, as ackRetrying returns them.
-func (w *Loop) ackOrHold(ctx, bg context.Context, fs []finished, ls []queue.Lease, ps []queue.Probe) (ok []bool, held bool, err error) {
+func (w *Loop) ackOrHold(ctx, bg context.Context, fs []finished, ls []queue.Lease, ps []queue.Visit) (ok []bool, held bool, err error) {
 	e := heldEntry{Acks: make([]heldAck, len(fs))}
 	for i, f := range fs {
 		e.Acks[i] = heldAck{f.l, f.p}

@@ -90,7 +90,7 @@ func TestLoop_HeldWritesReplayedFirst(t *testing.T) {
 	found := []host.Name{mustHost(t, f.w.Seeds[10]), mustHost(t, f.w.Seeds[11])}
 	for _, e := range []heldEntry{
 		{Seed: found},
-		{Acks: []heldAck{{ls[0], queue.Probe{Host: ls[0].Item.Host, At: time.Now().Unix(), Outcome: "ok"}}}},
+		{Acks: []heldAck{{ls[0], queue.Visit{Host: ls[0].Item.Host, At: time.Now().Unix(), Outcome: "ok"}}}},
 	} {
 		data, _ := json.Marshal(e)
 		if err := local.Held().Put(ctx, data); err != nil {
@@ -144,7 +144,7 @@ func TestLoop_HeldSeedThenAckInOrder(t *testing.T) {
 		t.Fatalf("enqueue with Redis down = %v, want the hosts held", err)
 	}
 	srv.Restart(t)
-	f.l.ackAll(ctx, ctx, []finished{{ls[0], queue.Probe{Host: ls[0].Item.Host, At: time.Now().Unix(), Outcome: "ok"}}})
+	f.l.ackAll(ctx, ctx, []finished{{ls[0], queue.Visit{Host: ls[0].Item.Host, At: time.Now().Unix(), Outcome: "ok"}}})
 	if _, held, _ := local.Counts(ctx); held != 2 {
 		t.Fatalf("%d writes held, want 2: the seed, and the ack queued behind it", held)
 	}

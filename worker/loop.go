@@ -21,8 +21,8 @@ import (
 	"github.com/spyder-crawler/spyder/store"
 )
 
-// Prober probes one host; *crawl.Crawler is the one in use.
-type Prober interface {
+// Visitor probes one host; *crawl.Crawler is the one in use.
+type Visitor interface {
 	Visit(ctx context.Context, h host.Name) *spyder.Result
 }
 
@@ -79,12 +79,12 @@ type Config struct {
 // Concurrency at once, until the queue is empty (ExitWhenEmpty) or its ctx
 // is cancelled. Its counters are safe to read while it runs.
 type Loop struct {
-	q     queue.Worker
-	probe Prober
-	out   Writer
-	log   *slog.Logger
-	m     *metrics.Set
-	cfg   Config
+	q       queue.Work
+	visitor Visitor
+	out     Writer
+	log     *slog.Logger
+	m       *metrics.Set
+	cfg     Config
 
 	seen atomic.Int64 // hosts in the seen set, as last known
 	done atomic.Int64 // hosts acked by this process
@@ -112,8 +112,8 @@ type Loop struct {
 
 // New returns a Loop over q that probes with p, writes to out, logs to log
 // and counts into m.
-func New(q queue.Worker, p Prober, out Writer, log *slog.Logger, m *metrics.Set, cfg Config) *Loop {
-	w := &Loop{q: q, probe: p, out: out, log: log, m: m, cfg: cfg, inflight: map[string]queue.Lease{},
+func New(q queue.Work, p Visitor, out Writer, log *slog.Logger, m *metrics.Set, cfg Config) *Loop {
+	w := &Loop{q: q, visitor: p, out: out, log: log, m: m, cfg: cfg, inflight: map[string]queue.Lease{},
 		link: newLink(), heldKick: make(chan struct{}, 1)}
 	w.holding.Store(cfg.Held != nil) // until a replay finds the file empty
 	return w

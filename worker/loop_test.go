@@ -97,7 +97,7 @@ func newLoopFixtureWith(tb testing.TB, q queue.Queue, emitted store.Emitted, o c
 	logs := &syncBuffer{}
 	l := New(q, c, b, slog.New(slog.NewJSONHandler(logs, nil)), metrics.New(lim), Config{
 		Concurrency: 16, LeaseTTL: time.Minute, MaxAttempts: 3, Grace: time.Minute,
-		ExitWhenEmpty: true, ReclaimEvery: time.Second, MaxDomains: 1 << 40, Check: c.CheckResolver,
+		ExitWhenEmpty: true, ReclaimEvery: time.Second, MaxDomains: 1 << 40, Check: c.Resolver().Check,
 	})
 	return &loopFixture{w: w, q: q, batcher: b, logs: logs, l: l}
 }
@@ -188,7 +188,7 @@ type ackRecorder struct {
 	bare    []string // hosts acked without their probe in the same call
 }
 
-func (r *ackRecorder) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
+func (r *ackRecorder) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Visit) ([]bool, error) {
 	r.mu.Lock()
 	r.batches = append(r.batches, len(ls))
 	probed := map[host.Name]bool{}

@@ -18,8 +18,8 @@ const holdLimit = 64
 
 // Checker tells whether the network a crawl depends on works: nil when its
 // resolver answers a question about known (a host that resolved earlier in
-// the run, or "" for none), else why not. *crawl.Crawler's CheckResolver
-// is the one in use.
+// the run, or "" for none), else why not. The crawler's DNS client's
+// Check is the one in use.
 type Checker func(ctx context.Context, known host.Name) error
 
 // guard keeps a failure of the crawl's own network (a resolver that does

@@ -39,7 +39,7 @@ func TestLoop_GuardWritesFailuresOfHosts(t *testing.T) {
 		if err := json.Unmarshal(line, &b); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range b.Probes {
+		for _, p := range b.Outcomes {
 			written++
 			if suspect(&spyder.Result{Outcome: p}) != "" {
 				suspects++

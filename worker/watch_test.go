@@ -14,7 +14,7 @@ import (
 // the hosts each Lease handed the loop, the Reclaim calls under way, the
 // Extend calls that renewed a lease; and the next Extend failed on demand.
 type watchQueue struct {
-	queue.Worker
+	queue.Work
 	reclaiming atomic.Int64 // Reclaim calls under way
 	renewed    atomic.Int64 // Extend calls that succeeded
 
@@ -28,14 +28,14 @@ type watchQueue struct {
 
 // watchLoop puts a watchQueue between f's loop and its queue.
 func watchLoop(f *loopFixture) *watchQueue {
-	q := &watchQueue{Worker: f.l.q, leased: map[string]int{}, fresh: map[string]int{}}
+	q := &watchQueue{Work: f.l.q, leased: map[string]int{}, fresh: map[string]int{}}
 	f.l.q = q
 	return q
 }
 
 func (q *watchQueue) Lease(ctx context.Context, n int, ttl, wait time.Duration) ([]queue.Lease, error) {
 	epoch := q.currentEpoch() // the deadlines are from this epoch's clock, or a later one's
-	ls, err := q.Worker.Lease(ctx, n, ttl, wait)
+	ls, err := q.Work.Lease(ctx, n, ttl, wait)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, l := range ls {
@@ -93,20 +93,20 @@ func (q *watchQueue) holdAcks(t *testing.T) *gate {
 	return q.acks
 }
 
-func (q *watchQueue) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
+func (q *watchQueue) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Visit) ([]bool, error) {
 	q.mu.Lock()
 	g := q.acks
 	q.mu.Unlock()
 	if g != nil {
 		g.wait()
 	}
-	return q.Worker.AckAll(ctx, ls, ps)
+	return q.Work.AckAll(ctx, ls, ps)
 }
 
 func (q *watchQueue) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int) (queue.ReclaimResult, error) {
 	q.reclaiming.Add(1)
 	defer q.reclaiming.Add(-1)
-	return q.Worker.Reclaim(ctx, ttl, maxAttempts)
+	return q.Work.Reclaim(ctx, ttl, maxAttempts)
 }
 
 // failNext makes the next Extend return fail() instead of reaching the
@@ -126,7 +126,7 @@ func (q *watchQueue) Extend(ctx context.Context, l queue.Lease, ttl time.Duratio
 		return l, fail()
 	}
 	epoch := q.currentEpoch()
-	nl, err := q.Worker.Extend(ctx, l, ttl)
+	nl, err := q.Work.Extend(ctx, l, ttl)
 	if err == nil {
 		q.renewed.Add(1)
 		q.mu.Lock()

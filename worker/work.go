@@ -23,7 +23,7 @@ func (w *Loop) work(ctx, bg context.Context, l *queue.Lease, acks chan<- finishe
 	w.m.Inflight.Inc()
 	defer w.m.Inflight.Dec()
 	hb := w.beat(ctx, bg, l)
-	res := w.probe.Visit(ctx, l.Item.Host)
+	res := w.visitor.Visit(ctx, l.Item.Host)
 	return w.conclude(ctx, bg, hb, res, acks)
 }
 
@@ -106,7 +106,7 @@ func (w *Loop) conclude(ctx, bg context.Context, hb *beating, res *spyder.Result
 	if queue.CheckOutcome(outcome) != nil {
 		outcome = "error"
 	}
-	acks <- finished{l, queue.Probe{Host: l.Item.Host, At: time.Now().Unix(), Outcome: outcome}}
+	acks <- finished{l, queue.Visit{Host: l.Item.Host, At: time.Now().Unix(), Outcome: outcome}}
 	return true
 }
 

@@ -89,7 +89,7 @@ func (c *chaos) readOuts() map[string]outBatch {
 					continue
 				}
 				ob := outBatch{id: b.BatchID, made: time.Unix(b.Timestamp, 0)}
-				for _, p := range b.Probes {
+				for _, p := range b.Outcomes {
 					ob.hosts = append(ob.hosts, string(p.Host))
 					if _, ok := byHost[string(p.Host)]; !ok {
 						byHost[string(p.Host)] = ob

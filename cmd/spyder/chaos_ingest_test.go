@@ -81,7 +81,7 @@ func (e *chaosEndpoint) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	d := delivery{id: b.BatchID, probe: b.ProbeID, made: time.Unix(b.Timestamp, 0), got: time.Now(), line: batchKeys(&b),
 		outcomes: map[string]string{}}
-	for _, p := range b.Probes {
+	for _, p := range b.Outcomes {
 		d.outcomes[string(p.Host)] = p.PageOutcome()
 	}
 	e.mu.Lock()

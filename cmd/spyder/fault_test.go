@@ -135,7 +135,7 @@ func (r *runOut) hosts() map[string]bool {
 func batchKeys(b *spyder.Batch) outLine {
 	var l outLine
 	probed := map[string]bool{}
-	for _, p := range b.Probes {
+	for _, p := range b.Outcomes {
 		l.hosts = append(l.hosts, string(p.Host))
 		probed[string(p.Host)] = true
 	}

@@ -79,7 +79,7 @@ func TestE2E_FormatLinesKeepsEveryField(t *testing.T) {
 	}
 	var failed int
 	for _, b := range got {
-		for _, pr := range b.Probes {
+		for _, pr := range b.Outcomes {
 			if pr.Steps[len(pr.Steps)-1].Status != "ok" {
 				failed++
 			}

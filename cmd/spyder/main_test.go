@@ -290,7 +290,7 @@ func (out *output) add(tb testing.TB, data []byte, name string) {
 		out.IPs = append(out.IPs, b.NodesIP...)
 		out.Certs = append(out.Certs, b.NodesCert...)
 		out.Edges = append(out.Edges, b.Edges...)
-		out.Probes = append(out.Probes, b.Probes...)
+		out.Probes = append(out.Probes, b.Outcomes...)
 	}
 }
 

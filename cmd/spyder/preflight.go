@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/spyder-crawler/spyder/queue"
 )
 
 // preflight checks, before anything is opened or seeded, that the
@@ -16,7 +18,7 @@ import (
 // file. A --redis that does not answer is caught next, by opening the
 // backend, still before seeding.
 func preflight(c *cli.Context, cfg runConfig) error {
-	if err := checkDomains(cfg.domains); err != nil {
+	if err := queue.CheckFile(cfg.domains); err != nil {
 		return err
 	}
 	if cfg.out != "" && cfg.out != "-" {
@@ -28,24 +30,6 @@ func preflight(c *cli.Context, cfg runConfig) error {
 		return checkWritable("--db", c.String("db"))
 	}
 	return nil
-}
-
-// checkDomains reports why the --domains file path cannot be seeded from:
-// it is missing, a directory, unreadable or binary. Only a regular file is
-// read to check it: stdin ("-") or a pipe (such as a shell's process
-// substitution) gives its lines once, so they are left for seeding.
-func checkDomains(path string) error {
-	if path == "" || path == "-" {
-		return nil
-	}
-	if st, err := os.Stat(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
-		return nil
-	}
-	_, _, closeFile, err := openDomains(path, nil)
-	if err != nil {
-		return err
-	}
-	return closeFile()
 }
 
 // checkWritable reports, as one line naming flag and path, why path could
@@ -109,4 +93,22 @@ func (fs newFiles) remove() {
 	for _, p := range fs {
 		os.Remove(p)
 	}
+}
+
+// pathErr drops the repeated path of an *os.PathError, for a message that
+// names the path itself.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// clipString returns s cut to n bytes, with an ellipsis when cut.
+func clipString(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

@@ -139,14 +139,14 @@ func queueSeed(c *cli.Context) error {
 	// A file that cannot be seeded from stops the command before the
 	// queue is opened, and before any other file is seeded.
 	for _, f := range files {
-		if err := checkDomains(f); err != nil {
+		if err := queue.CheckFile(f); err != nil {
 			return err
 		}
 	}
 	return withNewBackend(func(c *cli.Context, b store.Backend) error {
-		var total seedReport
+		var total queue.SeedReport
 		for _, f := range files {
-			rep, err := seedDomains(c.Context, b, f, os.Stdin, log)
+			rep, err := queue.SeedFile(c.Context, b, f, os.Stdin, log)
 			if err != nil {
 				return err
 			}

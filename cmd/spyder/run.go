@@ -14,6 +14,7 @@ import (
 
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/dashboard"
+	"github.com/spyder-crawler/spyder/internal/gcpace"
 	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/queue"
@@ -126,7 +127,7 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 // the file.
 func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) error {
 	if cfg.domains != "" {
-		if _, err := seedDomains(ctx, b, cfg.domains, os.Stdin, log); err != nil {
+		if _, err := queue.SeedFile(ctx, b, cfg.domains, os.Stdin, log); err != nil {
 			return err
 		}
 	}
@@ -162,6 +163,9 @@ type running struct {
 // wire builds the limiter, the probe, the metrics, the outputs and the
 // loop. On error, what it built is returned too, for close.
 func wire(c *cli.Context, cfg runConfig, b store.Backend, local *boltstore.Local, log *slog.Logger) (*running, error) {
+	// The collector's pacing is the process's: thousands of visits in
+	// flight drop most of what their handshakes allocate at once.
+	gcpace.Start(gcpace.DefaultTarget)
 	rates := limiter.New(cfg.rate, cfg.burst)
 	lim := limiter.Limiter(rates)
 	if cfg.fleetLimit {
@@ -171,7 +175,7 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, local *boltstore.Local
 	if local != nil {
 		r.closes = []func() error{local.Close, lim.Close} // closed last
 	}
-	probe, err := newProbe(cfg, lim, r.m, log)
+	probe, err := newVisitor(cfg, lim, r.m, log)
 	if err != nil {
 		return r, err
 	}
@@ -189,7 +193,7 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, local *boltstore.Local
 	loop := cfg.loop
 	loop.ExitWhenEmpty = !b.Shared() || cfg.exitIfEmpty
 	if c, ok := probe.(*crawl.Crawler); ok {
-		loop.Check = c.CheckResolver
+		loop.Check = c.Resolver().Check
 	}
 	if local != nil {
 		loop.Held = local.Held()
@@ -199,9 +203,9 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, local *boltstore.Local
 	return r, r.serve(c.Context, cfg)
 }
 
-// newProbe returns the crawler, whose resolvers m reports, or with
+// newVisitor returns the crawler, whose resolvers m reports, or with
 // --fake-probe the stand-in that contacts nothing.
-func newProbe(cfg runConfig, lim limiter.Limiter, m *metrics.Set, log *slog.Logger) (worker.Prober, error) {
+func newVisitor(cfg runConfig, lim limiter.Limiter, m *metrics.Set, log *slog.Logger) (worker.Visitor, error) {
 	cc := cfg.crawl
 	cc.Limiter = lim
 	crawler, err := crawl.New(cc)
@@ -209,11 +213,11 @@ func newProbe(cfg runConfig, lim limiter.Limiter, m *metrics.Set, log *slog.Logg
 		return nil, fmt.Errorf("crawler: %w", err)
 	}
 	if !cfg.fakeProbe {
-		m.WatchResolvers(crawler.ResolverStats)
+		m.Register(crawler.Resolver().Collector())
 		return crawler, nil
 	}
 	log.Warn("fake_probe", "note", "no host is contacted: every result is made up (a load test)")
-	return fakeProbe{probeID: cc.ProbeID, runID: cc.RunID, now: time.Now, delay: cfg.fakeDelay}, nil
+	return fakeVisitor{probeID: cc.ProbeID, runID: cc.RunID, now: time.Now, delay: cfg.fakeDelay}, nil
 }
 
 // run runs the loop with the progress line and metrics polling beside it,

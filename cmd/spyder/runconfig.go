@@ -11,6 +11,7 @@ import (
 	"github.com/spyder-crawler/spyder/asn"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/limiter"
+	"github.com/spyder-crawler/spyder/resolver"
 	"github.com/spyder-crawler/spyder/sink"
 	"github.com/spyder-crawler/spyder/worker"
 )
@@ -51,7 +52,7 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 		return runConfig{}, usagef("--limit-key %q: want host, apex or ip", c.String("limit-key"))
 	}
 	if r := c.String("resolver"); r != "" {
-		if _, err := crawl.ParseResolvers(r); err != nil {
+		if _, err := resolver.ParseServers(r); err != nil {
 			return runConfig{}, usagef("--resolver: %v", err)
 		}
 	}

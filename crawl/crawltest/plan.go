@@ -5,7 +5,7 @@ import (
 	mrand "math/rand/v2"
 	"net/netip"
 
-	"golang.org/x/net/publicsuffix"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // rrs are the records owned by one DNS name.
@@ -211,10 +211,5 @@ func (g *gen) makeGood(host string) {
 	s.trickle, s.slow = false, false
 }
 
-func apexOf(host string) string {
-	a, err := publicsuffix.EffectiveTLDPlusOne(host)
-	if err != nil {
-		return host
-	}
-	return a
-}
+// apexOf is the registrable domain of the world's host name h.
+func apexOf(h string) string { return string(host.Name(h).Apex()) }

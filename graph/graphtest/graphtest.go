@@ -110,7 +110,7 @@ func (g *gen) host(b *spyder.Batch, i int) {
 			edge(spyder.LinksTo, Host(i%97)) // a few hosts every fourth host links to
 		}
 	}
-	b.Probes = append(b.Probes, spyder.HostOutcome{Host: host.Name(h), Steps: g.steps(i)})
+	b.Outcomes = append(b.Outcomes, spyder.HostOutcome{Host: host.Name(h), Steps: g.steps(i)})
 }
 
 func (g *gen) steps(i int) []spyder.StepOutcome {

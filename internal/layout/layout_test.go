@@ -94,7 +94,7 @@ func TestLayout_StoresImportNoProbe(t *testing.T) {
 		t.Fatalf("go list -deps gave %d packages; want the stores' whole closure", len(deps))
 	}
 	for _, dep := range deps {
-		for _, banned := range []string{"github.com/spyder-crawler/spyder/crawl", "github.com/spyder-crawler/spyder/sink", "github.com/spyder-crawler/spyder/worker", "github.com/miekg/dns", "golang.org/x/net/html"} {
+		for _, banned := range []string{"github.com/spyder-crawler/spyder/crawl", "github.com/spyder-crawler/spyder/sink", "github.com/spyder-crawler/spyder/worker", "github.com/spyder-crawler/spyder/resolver", "github.com/miekg/dns", "golang.org/x/net/html"} {
 			if dep == banned || strings.HasPrefix(dep, banned+"/") {
 				t.Errorf("the stores depend on %s", dep)
 			}

@@ -171,7 +171,7 @@ func (s *Store) Dump(ctx context.Context, fn func(queue.Record) error) error {
 		}
 		return each(bucketSeen, func(k, v []byte) (queue.Record, error) {
 			r := queue.Record{Kind: queue.KindSeen, Host: host.Name(k)}
-			if p, err := queue.ParseProbe(r.Host, string(v)); err == nil {
+			if p, err := queue.ParseVisit(r.Host, string(v)); err == nil {
 				r.At, r.Outcome = p.At, p.Outcome
 			}
 			return r, nil
@@ -232,7 +232,7 @@ func (s *Store) Load(ctx context.Context, recs []queue.Record) error {
 				v := seenIdle
 				switch {
 				case r.Outcome != "":
-					v = []byte(queue.Probe{At: r.At, Outcome: r.Outcome}.Encode())
+					v = []byte(queue.Visit{At: r.At, Outcome: r.Outcome}.Encode())
 				case queued[r.Host]:
 					v = seenQueued
 				}

@@ -102,8 +102,8 @@ func (s *Store) leaseApply(out *[]queue.Lease, n int, ttl time.Duration) func(*b
 // AckAll implements [queue.Worker.AckAll]: the probes and the acks are one
 // op of the group commit, so a batch costs one fsync and no host is acked
 // without its record.
-func (s *Store) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
-	if err := queue.CheckProbes(ps); err != nil {
+func (s *Store) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Visit) ([]bool, error) {
+	if err := queue.CheckVisits(ps); err != nil {
 		return nil, err
 	}
 	if len(ls) == 0 && len(ps) == 0 {

@@ -44,7 +44,7 @@ const requeueChunk = 10_000
 
 // probedIn keeps each of ps as its host's last probe in tx. A host not yet
 // seen (an item pushed by hand) is seen once probed.
-func probedIn(tx *bbolt.Tx, ps []queue.Probe) error {
+func probedIn(tx *bbolt.Tx, ps []queue.Visit) error {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -61,7 +61,7 @@ func probedIn(tx *bbolt.Tx, ps []queue.Probe) error {
 	return addCounts(tx, counts{seen: int64(added)})
 }
 
-// Queued implements [queue.Worker.Queued].
+// Queued implements [queue.Work.Queued].
 func (s *Store) Queued(ctx context.Context, hosts []host.Name) ([]bool, error) {
 	out := make([]bool, len(hosts))
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
@@ -125,7 +125,7 @@ func (s *Store) requeueChunk(ctx context.Context, sel queue.Selector, after []by
 			if len(v) == 0 {
 				continue
 			}
-			p, err := queue.ParseProbe(host.Name(k), string(v))
+			p, err := queue.ParseVisit(host.Name(k), string(v))
 			if err == nil && sel.Match(p) {
 				picked = append(picked, bytes.Clone(k))
 			}

@@ -10,13 +10,13 @@ import (
 	"github.com/spyder-crawler/spyder/queue"
 )
 
-// AckAll implements [queue.Worker.AckAll]. Up to maxBatch probes and
+// AckAll implements [queue.Work.AckAll]. Up to maxBatch probes and
 // maxBatch leases go in one leaseack.lua call, shared with other callers'
 // AckAll and Lease calls (see [Store]). With more than that, the probes go
 // first and the leases only in the call with the last of them, so that no
 // host is acked before its record is kept.
-func (s *Store) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
-	if err := queue.CheckProbes(ps); err != nil {
+func (s *Store) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Visit) ([]bool, error) {
+	if err := queue.CheckVisits(ps); err != nil {
 		return nil, err
 	}
 	if err := s.check(ctx); err != nil {

@@ -226,7 +226,7 @@ func (s *Store) dumpSeen(ctx context.Context, snap keys, fn func(queue.Record) e
 			slices.Sort(names)
 			for _, h := range names {
 				r := queue.Record{Kind: queue.KindSeen, Host: host.Name(h)}
-				if p, err := queue.ParseProbe(r.Host, hosts[h]); err == nil {
+				if p, err := queue.ParseVisit(r.Host, hosts[h]); err == nil {
 					r.At, r.Outcome = p.At, p.Outcome
 				}
 				if err := fn(r); err != nil {

@@ -53,9 +53,9 @@ func Example() {
 	}
 	// ... probe each l.Item.Host and hand the results to the sink, then ack
 	// them all in one call that also keeps each host's last probe:
-	ps := make([]queue.Probe, len(ls))
+	ps := make([]queue.Visit, len(ls))
 	for i, l := range ls {
-		ps[i] = queue.Probe{Host: l.Item.Host, At: time.Now().Unix(), Outcome: "ok"}
+		ps[i] = queue.Visit{Host: l.Item.Host, At: time.Now().Unix(), Outcome: "ok"}
 	}
 	ok, err := q.AckAll(ctx, ls, ps)
 	if err != nil {

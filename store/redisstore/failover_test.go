@@ -303,10 +303,10 @@ func (f *fleet) work(ctx context.Context) error {
 		}
 		f.mu.Unlock()
 		time.Sleep(20 * time.Millisecond) // the probe
-		ps := make([]queue.Probe, len(ls))
+		ps := make([]queue.Visit, len(ls))
 		written := make([]string, len(ls))
 		for i, l := range ls {
-			ps[i] = queue.Probe{Host: l.Item.Host, At: time.Now().Unix(), Outcome: "ok"}
+			ps[i] = queue.Visit{Host: l.Item.Host, At: time.Now().Unix(), Outcome: "ok"}
 			written[i] = string(l.Item.Host)
 		}
 		if _, err := f.em.Seen(ctx, "run", written); err != nil {

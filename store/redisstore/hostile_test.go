@@ -304,7 +304,7 @@ func TestStore_HostileKeyTypes(t *testing.T) {
 				return err
 			})
 			acked := do("Ack", func() error {
-				ok, err := s.AckAll(cctx, held[:1], []queue.Probe{{Host: held[0].Item.Host, At: 1, Outcome: "ok"}})
+				ok, err := s.AckAll(cctx, held[:1], []queue.Visit{{Host: held[0].Item.Host, At: 1, Outcome: "ok"}})
 				if err == nil && !ok[0] {
 					err = queue.ErrLeaseLost
 				}

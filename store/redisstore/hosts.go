@@ -133,7 +133,7 @@ func hostRecords(recs []queue.Record) []any {
 		v := recIdle
 		switch {
 		case r.Outcome != "":
-			v = queue.Probe{At: r.At, Outcome: r.Outcome}.Encode()
+			v = queue.Visit{At: r.At, Outcome: r.Outcome}.Encode()
 		case queued[r.Host]:
 			v = recQueued
 		}

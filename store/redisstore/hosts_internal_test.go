@@ -94,9 +94,9 @@ func TestHostTable_GrowsCompact(t *testing.T) {
 		}
 		ls = append(ls, got...)
 	}
-	ps := make([]queue.Probe, len(ls))
+	ps := make([]queue.Visit, len(ls))
 	for i, l := range ls {
-		ps[i] = queue.Probe{Host: l.Item.Host, At: 100, Outcome: []string{"ok", "timeout"}[i%2]}
+		ps[i] = queue.Visit{Host: l.Item.Host, At: 100, Outcome: []string{"ok", "timeout"}[i%2]}
 	}
 	if _, err := s.AckAll(ctx, ls, ps); err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func TestSeed_FindsShortHostInLong(t *testing.T) {
 		t.Fatalf("Lease = %d, %v", len(ls), err)
 	}
 	outcome := strings.Repeat("x", 64)
-	ps := []queue.Probe{{Host: "a.com", At: 100, Outcome: outcome}, {Host: "b.com", At: 100, Outcome: "ok"}}
+	ps := []queue.Visit{{Host: "a.com", At: 100, Outcome: outcome}, {Host: "b.com", At: 100, Outcome: "ok"}}
 	if _, err := s.AckAll(ctx, ls, ps); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func (s *Sharded) Seed(ctx context.Context, hosts []host.Name) (queue.SeedResult
 // items into it.
 func (s *Sharded) notEmpty(i int) { s.emptyUntil[i].Store(0) }
 
-// Lease implements [queue.Worker]. One pass asks the shards in turn until
+// Lease implements [queue.Work]. One pass asks the shards in turn until
 // it has n leases, starting at a shard that moves on every rotateEvery
 // (from a random shard in each process), so that none starves while the
 // calls a process makes at about the same time go to one shard and share
@@ -119,8 +119,8 @@ func (s *Sharded) leasePass(ctx context.Context, n int, ttl time.Duration, skipE
 // AckAll implements [queue.Worker]: each shard acks its hosts' leases and
 // keeps their probes in one call, so no host is acked before its record is
 // kept.
-func (s *Sharded) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Probe) ([]bool, error) {
-	if err := queue.CheckProbes(ps); err != nil {
+func (s *Sharded) AckAll(ctx context.Context, ls []queue.Lease, ps []queue.Visit) ([]bool, error) {
+	if err := queue.CheckVisits(ps); err != nil {
 		return nil, err
 	}
 	gl := s.byShard(len(ls), func(j int) host.Name { return ls[j].Item.Host })
@@ -184,7 +184,7 @@ func (s *Sharded) inShards(ctx context.Context, groups map[int][]int, fn func(i 
 	return parallel(len(ids), func(j int) error { return fn(ids[j], groups[ids[j]]) })
 }
 
-// Extend implements [queue.Worker] in the lease's shard.
+// Extend implements [queue.Work] in the lease's shard.
 func (s *Sharded) Extend(ctx context.Context, l queue.Lease, ttl time.Duration) (queue.Lease, error) {
 	i := s.shardOf(l.Item.Host)
 	l2, err := s.shards[i].Extend(ctx, inLeases([]queue.Lease{l}, i)[0], ttl)
@@ -194,7 +194,7 @@ func (s *Sharded) Extend(ctx context.Context, l queue.Lease, ttl time.Duration) 
 	return l2, err
 }
 
-// Fail implements [queue.Worker] in the lease's shard.
+// Fail implements [queue.Work] in the lease's shard.
 func (s *Sharded) Fail(ctx context.Context, l queue.Lease, reason string, maxAttempts int) error {
 	i := s.shardOf(l.Item.Host)
 	err := s.shards[i].Fail(ctx, inLeases([]queue.Lease{l}, i)[0], reason, maxAttempts)
@@ -202,7 +202,7 @@ func (s *Sharded) Fail(ctx context.Context, l queue.Lease, reason string, maxAtt
 	return err
 }
 
-// Release implements [queue.Worker], each lease in its shard.
+// Release implements [queue.Work], each lease in its shard.
 func (s *Sharded) Release(ctx context.Context, ls []queue.Lease) (int, error) {
 	g := s.byShard(len(ls), func(j int) host.Name { return ls[j].Item.Host })
 	var mu sync.Mutex
@@ -218,7 +218,7 @@ func (s *Sharded) Release(ctx context.Context, ls []queue.Lease) (int, error) {
 	return total, err
 }
 
-// Reclaim implements [queue.Worker] in every shard.
+// Reclaim implements [queue.Work] in every shard.
 func (s *Sharded) Reclaim(ctx context.Context, ttl time.Duration, maxAttempts int) (queue.ReclaimResult, error) {
 	var mu sync.Mutex
 	var res queue.ReclaimResult
@@ -261,7 +261,7 @@ func (s *Sharded) Stats(ctx context.Context) (queue.Stats, error) {
 	return sum, nil
 }
 
-// Queued implements [queue.Worker], each host in its shard.
+// Queued implements [queue.Work], each host in its shard.
 func (s *Sharded) Queued(ctx context.Context, hosts []host.Name) ([]bool, error) {
 	g := s.byShard(len(hosts), func(j int) host.Name { return hosts[j] })
 	out := make([]bool, len(hosts))

@@ -38,9 +38,9 @@ func mustFillState(t *testing.T, q queue.Queue) {
 	if err != nil {
 		t.Fatalf("Lease(90) error: %v", err)
 	}
-	var ps []queue.Probe
+	var ps []queue.Visit
 	for _, l := range ls[:40] {
-		ps = append(ps, queue.Probe{Host: l.Item.Host, At: 1_705_312_200, Outcome: "ok"})
+		ps = append(ps, queue.Visit{Host: l.Item.Host, At: 1_705_312_200, Outcome: "ok"})
 	}
 	ok, err := q.AckAll(ctx, ls[:40], ps)
 	if err != nil || slices.Contains(ok, false) {

@@ -3,12 +3,10 @@ package redisstore
 import (
 	"hash/fnv"
 	"math/bits"
-	"net/netip"
 	"strconv"
 	"strings"
 
 	"github.com/spyder-crawler/spyder/host"
-	"github.com/spyder-crawler/spyder/limiter"
 )
 
 // clusterSlots is how many hash slots Redis Cluster splits keys into.
@@ -40,7 +38,7 @@ func shardBase(base string, n, i int) string {
 // shardOfHost returns the shard of h among n: a hash of its registrable
 // domain, so that every host of one site shares a shard.
 func shardOfHost(h host.Name, n int) int {
-	return shardOfKey(limiter.KeyApex(string(h), netip.Addr{}), n)
+	return shardOfKey(string(h.Apex()), n)
 }
 
 // shardOfKey returns the shard of an opaque key among n (FNV-1a).

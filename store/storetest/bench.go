@@ -145,7 +145,7 @@ func BenchRunLoop(b *testing.B, q queue.Queue, workers, items int) {
 	var elapsed time.Duration
 	for b.Loop() {
 		seedUntimed(b, q, items)
-		loop := worker.New(q, instantProbe{}, discardOutput{}, log, metrics.New(nil), cfg)
+		loop := worker.New(q, instantVisitor{}, discardOutput{}, log, metrics.New(nil), cfg)
 		start := time.Now()
 		if err := loop.Run(ctx); err != nil {
 			b.Fatalf("Run() error: %v", err)
@@ -161,10 +161,10 @@ func BenchRunLoop(b *testing.B, q queue.Queue, workers, items int) {
 	b.ReportMetric(float64(items*b.N)/elapsed.Seconds(), "items/s")
 }
 
-// instantProbe answers every host at once with an empty result.
-type instantProbe struct{}
+// instantVisitor answers every host at once with an empty result.
+type instantVisitor struct{}
 
-func (instantProbe) Visit(_ context.Context, h host.Name) *spyder.Result {
+func (instantVisitor) Visit(_ context.Context, h host.Name) *spyder.Result {
 	return &spyder.Result{Host: h}
 }
 

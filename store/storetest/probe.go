@@ -19,9 +19,9 @@ import (
 func probeAll(tb testing.TB, q queue.Queue, at time.Time, outcome map[string]string) {
 	tb.Helper()
 	ls := mustLease(tb, q, 100, long)
-	ps := make([]queue.Probe, len(ls))
+	ps := make([]queue.Visit, len(ls))
 	for i, l := range ls {
-		ps[i] = queue.Probe{Host: l.Item.Host, At: at.Unix(), Outcome: outcome[string(l.Item.Host)]}
+		ps[i] = queue.Visit{Host: l.Item.Host, At: at.Unix(), Outcome: outcome[string(l.Item.Host)]}
 	}
 	ok, err := q.AckAll(context.Background(), ls, ps)
 	if err != nil {
@@ -142,7 +142,7 @@ func testRequeueConcurrentMovesOnce(t *testing.T, q queue.Queue) {
 func testAckAllRefusesBadOutcome(t *testing.T, q queue.Queue) {
 	mustSeed(t, q, "a.com", "b.com")
 	ls := mustLease(t, q, 2, long)
-	ps := []queue.Probe{{Host: "a.com", At: 1, Outcome: "ok"}, {Host: "b.com", At: 1, Outcome: "two words"}}
+	ps := []queue.Visit{{Host: "a.com", At: 1, Outcome: "ok"}, {Host: "b.com", At: 1, Outcome: "two words"}}
 	if ok, err := q.AckAll(context.Background(), ls, ps); err == nil {
 		t.Fatalf("AckAll with outcome \"two words\" = %v, nil error; want an error", ok)
 	}
@@ -161,11 +161,11 @@ func testAckAllKeepsProbeOfLostLease(t *testing.T, q queue.Queue) {
 	mustSeed(t, q, "a.com")
 	l := mustLeaseOne(t, q, long)
 	mustAck(t, q, l)
-	ok, err := q.AckAll(ctx, []queue.Lease{l}, []queue.Probe{{Host: "a.com", At: 1, Outcome: "timeout"}})
+	ok, err := q.AckAll(ctx, []queue.Lease{l}, []queue.Visit{{Host: "a.com", At: 1, Outcome: "timeout"}})
 	if err != nil || !slices.Equal(ok, []bool{false}) {
 		t.Fatalf("AckAll(acked lease) = %v, %v; want [false], nil", ok, err)
 	}
-	if ok, err := q.AckAll(ctx, nil, []queue.Probe{{Host: "new.com", At: 1, Outcome: "ok"}}); err != nil || len(ok) != 0 {
+	if ok, err := q.AckAll(ctx, nil, []queue.Visit{{Host: "new.com", At: 1, Outcome: "ok"}}); err != nil || len(ok) != 0 {
 		t.Fatalf("AckAll(no leases, a probe) = %v, %v; want [], nil", ok, err)
 	}
 	wantCounts(t, q, 0, 0, 0, 2)
@@ -207,10 +207,10 @@ func testExportImportKeepsProbes(t *testing.T, q, q2 queue.Queue) {
 // transaction of the backend takes keeps every probe and acks its lease.
 func testAckAllManyProbes(t *testing.T, q queue.Queue) {
 	hosts := make([]string, 2500)
-	ps := make([]queue.Probe, len(hosts))
+	ps := make([]queue.Visit, len(hosts))
 	for i := range hosts {
 		hosts[i] = fmt.Sprintf("h%d.example.com", i)
-		ps[i] = queue.Probe{Host: host.Name(hosts[i]), At: 1, Outcome: "ok"}
+		ps[i] = queue.Visit{Host: host.Name(hosts[i]), At: 1, Outcome: "ok"}
 	}
 	mustSeed(t, q, "leased.com")
 	l := mustLeaseOne(t, q, long)

@@ -174,7 +174,7 @@ func names(tb testing.TB, in ...string) []host.Name {
 // Ack acks one lease with AckAll, reporting a lost lease as
 // queue.ErrLeaseLost: the one-lease ack tests want, which the queue's
 // contract does not carry.
-func Ack(ctx context.Context, q queue.Worker, l queue.Lease) error {
+func Ack(ctx context.Context, q queue.Work, l queue.Lease) error {
 	ok, err := q.AckAll(ctx, []queue.Lease{l}, nil)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package crawl
+package resolver
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/spyder-crawler/spyder"
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // lookupTypes are the queries every probe sends, all at once. A CNAME
@@ -26,25 +27,25 @@ var lookupTypes = []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeNS, dns.TypeMX, dns.
 // unknown.
 var cnameType = []uint16{dns.TypeCNAME}
 
-// dnsAnswer is what the lookups of one host found.
-type dnsAnswer struct {
-	addrs []netip.Addr // A then AAAA, in answer order, distinct
-	cname string       // target of the CNAME owned by the host, "" if none
-	ns    []string
-	mx    []string
-	txt   []string
+// Answer is what the lookups of one host found.
+type Answer struct {
+	Addrs []netip.Addr // A then AAAA, in answer order, distinct
+	CNAME host.Name    // target of the CNAME owned by the host, "" if none
+	NS    []host.Name
+	MX    []host.Name
+	TXT   []string
 
-	status string // "ok", "nxdomain", "servfail", "partial", "timeout", "error"
-	detail string
-	// resolvers counts, per resolver asked, how the queries ended.
-	resolvers []spyder.ResolverCounts
+	Status string // "ok", "nxdomain", "servfail", "partial", "timeout", "error"
+	Detail string
+	// Resolvers counts, per resolver asked, how the queries ended.
+	Resolvers []spyder.ResolverCounts
 }
 
 // udpSize is the largest UDP answer we accept (EDNS0), and read.
 const udpSize = dns.DefaultMsgSize
 
-// systemResolver returns the first nameserver of /etc/resolv.conf.
-func systemResolver() (string, error) {
+// SystemServer returns the first nameserver of /etc/resolv.conf.
+func SystemServer() (string, error) {
 	conf, err := dns.ClientConfigFromFile("/etc/resolv.conf")
 	if err != nil {
 		return "", fmt.Errorf("read resolver: %w", err)
@@ -55,29 +56,30 @@ func systemResolver() (string, error) {
 	return net.JoinHostPort(conf.Servers[0], conf.Port), nil
 }
 
-// lookupAll runs every query for host in parallel and combines the answers
-// into what the probe records: every distinct address in the answers
+// LookupAll runs every query for h in parallel and combines the answers
+// into what a visit records: every distinct address in the answers
 // (those at the end of a CNAME chain included), IPv4 before IPv6; the
-// target of the CNAME owned by host itself; the NS, MX (not a null MX ".")
-// and TXT records owned by host, and, when the answer holds no NS record
-// of host, those of a delegation's authority section. The status says how
-// the queries ended.
+// target of the CNAME owned by h itself; the NS, MX (not a null MX ".")
+// and TXT records owned by h, and, when the answer holds no NS record of
+// h, those of a delegation's authority section. Names that are not host
+// names are left out. The status says how the queries ended.
 //
 // When a server answered but every answer was a failure such as SERVFAIL,
 // the CNAME is asked for on its own: a resolver that cannot reach an
 // alias's target fails every other query of the alias, yet answers this
 // one from the alias's own zone, and the dangling alias is worth its edge.
 // When no server answered at all, the same silence would only make the
-// probe wait twice as long, so it is not asked.
-func (r *resolver) lookupAll(ctx context.Context, host string) *dnsAnswer {
+// lookup wait twice as long, so it is not asked.
+func (r *Client) LookupAll(ctx context.Context, h host.Name) *Answer {
+	name := string(h)
 	types := lookupTypes
-	msgs, qerrs, counts := r.exchange(ctx, host, types)
+	msgs, qerrs, counts := r.exchange(ctx, name, types)
 	if cnameUnknown(msgs) && ctx.Err() == nil {
-		m, e, c := r.exchange(ctx, host, cnameType)
+		m, e, c := r.exchange(ctx, name, cnameType)
 		types = append(slices.Clip(types), cnameType...)
 		msgs, qerrs, counts = append(msgs, m...), append(qerrs, e...), addCounts(counts, c)
 	}
-	return combine(ctx, host, types, msgs, qerrs, counts)
+	return combine(ctx, name, types, msgs, qerrs, counts)
 }
 
 // cnameUnknown reports whether answers to lookupTypes leave unknown
@@ -118,9 +120,9 @@ func addCounts(counts, more []spyder.ResolverCounts) []spyder.ResolverCounts {
 // while the probe waits for the answers.
 //
 //go:noinline
-func combine(ctx context.Context, host string, types []uint16, msgs []*dns.Msg, qerrs []error, counts []spyder.ResolverCounts) *dnsAnswer {
-	a := &dnsAnswer{}
-	fqdn := dns.Fqdn(host)
+func combine(ctx context.Context, name string, types []uint16, msgs []*dns.Msg, qerrs []error, counts []spyder.ResolverCounts) *Answer {
+	a := &Answer{}
+	fqdn := dns.Fqdn(name)
 	seenAddr := make(map[netip.Addr]bool)
 	var t dnsTally
 	for i, qtype := range types {
@@ -129,21 +131,21 @@ func combine(ctx context.Context, host string, types []uint16, msgs []*dns.Msg, 
 			continue
 		}
 		a.read(msg, fqdn, seenAddr)
-		if qtype == dns.TypeNS && len(a.ns) == 0 {
+		if qtype == dns.TypeNS && len(a.NS) == 0 {
 			a.readDelegation(msg, fqdn)
 		}
 	}
 	// Sorting the addresses A before AAAA keeps the dial order stable
 	// whichever answer came back first.
-	sortAddrs(a.addrs)
-	status, detail := t.status(len(a.addrs))
+	sortAddrs(a.Addrs)
+	status, detail := t.status(len(a.Addrs))
 	if status == spyder.StatusNXDomain {
-		*a = dnsAnswer{}
+		*a = Answer{}
 	}
 	if ctx.Err() != nil && status != spyder.StatusOK && status != spyder.StatusNXDomain {
 		status = spyder.StatusTimeout
 	}
-	a.status, a.detail, a.resolvers = status, detail, counts
+	a.Status, a.Detail, a.Resolvers = status, detail, counts
 	return a
 }
 
@@ -207,29 +209,29 @@ func (t *dnsTally) status(addrs int) (string, string) {
 // address (seenAddr holds those already added), and the CNAME (the first
 // only), NS, MX and TXT records whose owner is fqdn. Records owned by an
 // alias's target answer for the target, not for the host.
-func (a *dnsAnswer) read(msg *dns.Msg, fqdn string, seenAddr map[netip.Addr]bool) {
+func (a *Answer) read(msg *dns.Msg, fqdn string, seenAddr map[netip.Addr]bool) {
 	for _, rr := range msg.Answer {
 		owned := strings.EqualFold(rr.Header().Name, fqdn)
 		if ip, ok := rrAddr(rr); ok && !seenAddr[ip] {
 			seenAddr[ip] = true
-			a.addrs = append(a.addrs, ip)
+			a.Addrs = append(a.Addrs, ip)
 		}
 		switch rr := rr.(type) {
 		case *dns.CNAME:
-			if owned && a.cname == "" {
-				a.cname = dnsName(rr.Target)
+			if owned && a.CNAME == "" {
+				a.CNAME, _ = host.Parse(rr.Target)
 			}
 		case *dns.NS:
 			if owned {
-				a.ns = appendName(a.ns, dnsName(rr.Ns))
+				a.NS = appendName(a.NS, rr.Ns)
 			}
 		case *dns.MX:
 			if owned && rr.Mx != "." {
-				a.mx = appendName(a.mx, dnsName(rr.Mx))
+				a.MX = appendName(a.MX, rr.Mx)
 			}
 		case *dns.TXT:
 			if owned {
-				a.txt = append(a.txt, strings.Join(rr.Txt, ""))
+				a.TXT = append(a.TXT, strings.Join(rr.Txt, ""))
 			}
 		}
 	}
@@ -238,16 +240,18 @@ func (a *dnsAnswer) read(msg *dns.Msg, fqdn string, seenAddr map[netip.Addr]bool
 // readDelegation adds the name servers of fqdn listed in msg's authority
 // section: a delegation answered by a parent zone lists the host's own
 // name servers there rather than in the answer.
-func (a *dnsAnswer) readDelegation(msg *dns.Msg, fqdn string) {
+func (a *Answer) readDelegation(msg *dns.Msg, fqdn string) {
 	for _, rr := range msg.Ns {
 		if ns, ok := rr.(*dns.NS); ok && strings.EqualFold(ns.Hdr.Name, fqdn) {
-			a.ns = appendName(a.ns, dnsName(ns.Ns))
+			a.NS = appendName(a.NS, ns.Ns)
 		}
 	}
 }
 
-// lookupAddrs resolves host's A and AAAA records, for a redirect target.
-func (r *resolver) lookupAddrs(ctx context.Context, host string) ([]netip.Addr, error) {
+// LookupAddrs resolves host's A and AAAA records, for a redirect target,
+// IPv4 first. With no address, it returns the error of a query that
+// failed, if any; one that timed out wraps [os.ErrDeadlineExceeded].
+func (r *Client) LookupAddrs(ctx context.Context, host string) ([]netip.Addr, error) {
 	msgs, errs, _ := r.exchange(ctx, host, lookupTypes[:2])
 	var addrs []netip.Addr
 	var err error
@@ -259,9 +263,6 @@ func (r *resolver) lookupAddrs(ctx context.Context, host string) ([]netip.Addr, 
 		addrs = append(addrs, answerAddrs(m)...)
 	}
 	if len(addrs) == 0 && err != nil {
-		if ctx.Err() != nil || isTimeout(err) {
-			return nil, &stepError{spyder.StatusTimeout, fmt.Errorf("resolve %s: %w", host, err)}
-		}
 		return nil, fmt.Errorf("resolve %s: %w", host, err)
 	}
 	sortAddrs(addrs)
@@ -274,21 +275,15 @@ func isTimeout(err error) bool {
 		errors.As(err, &ne) && ne.Timeout()
 }
 
-// dnsName normalises a name from a DNS record: lowercase, no trailing dot.
-func dnsName(s string) string {
-	return strings.TrimSuffix(strings.ToLower(s), ".")
-}
-
-func appendName(list []string, s string) []string {
-	if s == "" {
+// appendName appends the name s of a DNS record to list, as a [host.Name],
+// unless list holds it already or it is not a host name: a name enters
+// spyder from a DNS answer here, so it is parsed here.
+func appendName(list []host.Name, s string) []host.Name {
+	h, err := host.Parse(s)
+	if err != nil || slices.Contains(list, h) {
 		return list
 	}
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
+	return append(list, h)
 }
 
 func sortAddrs(a []netip.Addr) {

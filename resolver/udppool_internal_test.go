@@ -1,4 +1,4 @@
-package crawl
+package resolver
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/spyder-crawler/spyder/host"
 )
 
 // portServer is a real DNS server on 127.0.0.1 that answers every A
@@ -51,7 +53,7 @@ func (ps *portServer) portCount() int {
 
 // lookups runs n lookups of every lookup type, conc at a time, and fails
 // the test unless each finds the address.
-func lookups(t *testing.T, r *resolver, n, conc int) {
+func lookups(t *testing.T, r *Client, n, conc int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, conc)
@@ -61,9 +63,9 @@ func lookups(t *testing.T, r *resolver, n, conc int) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a := r.lookupAll(context.Background(), "h"+strings.Repeat("x", i%7)+".example")
-			if a.status != "ok" || len(a.addrs) != 1 {
-				t.Errorf("lookup %d: status %q, addrs %v (%s)", i, a.status, a.addrs, a.detail)
+			a := r.LookupAll(context.Background(), host.Name("h"+strings.Repeat("x", i%7)+".example"))
+			if a.Status != "ok" || len(a.Addrs) != 1 {
+				t.Errorf("lookup %d: status %q, addrs %v (%s)", i, a.Status, a.Addrs, a.Detail)
 			}
 		}()
 	}
@@ -75,7 +77,7 @@ func lookups(t *testing.T, r *resolver, n, conc int) {
 // of queries, so the ports change as a crawl goes on.
 func TestSocketPool_Shared(t *testing.T) {
 	ps := startPortServer(t)
-	r := newResolver([]string{ps.addr}, 2*time.Second, 2, time.Now)
+	r := mustNew(t, Config{Servers: ps.addr, Timeout: 2 * time.Second, Retries: 2})
 	lookups(t, r, 300, 32)
 	if n := ps.portCount(); n > socketsPerServer {
 		t.Fatalf("300 lookups came from %d source ports, want at most %d", n, socketsPerServer)
@@ -93,7 +95,7 @@ func TestSocketPool_Shared(t *testing.T) {
 // crawler that stops leaves no socket or reader behind.
 func TestSocketPool_Idle(t *testing.T) {
 	ps := startPortServer(t)
-	r := newResolver([]string{ps.addr}, 2*time.Second, 2, time.Now)
+	r := mustNew(t, Config{Servers: ps.addr, Timeout: 2 * time.Second, Retries: 2})
 	lookups(t, r, 20, 4)
 	deadline := time.Now().Add(socketIdle + 2*time.Second)
 	for {
@@ -127,7 +129,7 @@ func TestSocketPool_Refused(t *testing.T) {
 	}
 	addr := pc.LocalAddr().String()
 	pc.Close()
-	r := newResolver([]string{addr}, 5*time.Second, 0, time.Now)
+	r := mustNew(t, Config{Servers: addr, Timeout: 5 * time.Second, Retries: -1})
 	start := time.Now()
 	msgs, errs, counts := r.exchange(context.Background(), "a.example", lookupTypes)
 	if d := time.Since(start); d > 2*time.Second {

@@ -1,4 +1,4 @@
-package crawl
+package resolver
 
 import (
 	"errors"
@@ -15,13 +15,13 @@ import (
 	"github.com/spyder-crawler/spyder"
 )
 
-// ResolverCooldown is how long a resolver that stopped answering is set
+// Cooldown is how long a resolver that stopped answering is set
 // aside. When it has passed, one lookup tries the resolver again: if it
 // answers, the resolver is back in rotation; if not, it is set aside for
-// another ResolverCooldown. A single trial lookup, rather than a share of
+// another Cooldown. A single trial lookup, rather than a share of
 // all of them, keeps a resolver that is still down from costing many
 // probes a timeout each.
-const ResolverCooldown = 30 * time.Second
+const Cooldown = 30 * time.Second
 
 // resolverMisses is how many attempts in a row a resolver may leave
 // wholly unanswered before it is set aside. Any answer (SERVFAIL and
@@ -30,12 +30,12 @@ const ResolverCooldown = 30 * time.Second
 // dead one is within a few lookups.
 const resolverMisses = 3
 
-// ParseResolvers parses a comma-separated list of DNS servers: "host:port",
+// ParseServers parses a comma-separated list of DNS servers: "host:port",
 // a bare IP address (port 53), or an IPv6 address in brackets, with or
 // without a port ("[2001:db8::53]:5353", "[::1]"); a bare IPv6 address
 // without brackets also takes port 53. Blanks are skipped and repeats
 // dropped. It returns the servers as "host:port", in the order given.
-func ParseResolvers(s string) ([]string, error) {
+func ParseServers(s string) ([]string, error) {
 	var out []string
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
@@ -80,8 +80,8 @@ func parseResolver(s string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// ResolverStats is what one resolver did since the [Crawler] started.
-type ResolverStats struct {
+// Stats is what one resolver did since the [Crawler] started.
+type Stats struct {
 	spyder.ResolverCounts
 	Up       bool   // in rotation (false: set aside after it stopped answering)
 	SetAside uint64 // times it was set aside
@@ -164,8 +164,8 @@ func (u *upstream) report(now time.Time, end attemptEnd, trial bool, cooldown ti
 	}
 }
 
-func (u *upstream) stats() ResolverStats {
-	s := ResolverStats{ResolverCounts: spyder.ResolverCounts{Server: u.server}, SetAside: u.setAside.Load()}
+func (u *upstream) stats() Stats {
+	s := Stats{ResolverCounts: spyder.ResolverCounts{Server: u.server}, SetAside: u.setAside.Load()}
 	for r := range nResults {
 		*count(&s.ResolverCounts, r) = u.counts[r].Load()
 	}
@@ -175,12 +175,12 @@ func (u *upstream) stats() ResolverStats {
 	return s
 }
 
-// ResolverStats returns, for each resolver in the order configured, how its
+// Stats returns, for each resolver in the order configured, how its
 // queries ended and whether it is in rotation. It is safe to call at any
 // time, from any goroutine.
-func (c *Crawler) ResolverStats() []ResolverStats {
-	out := make([]ResolverStats, len(c.resolver.ups))
-	for i, u := range c.resolver.ups {
+func (r *Client) Stats() []Stats {
+	out := make([]Stats, len(r.ups))
+	for i, u := range r.ups {
 		out[i] = u.stats()
 	}
 	return out

@@ -1,4 +1,4 @@
-package crawl
+package resolver
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/spyder-crawler/spyder/host"
 )
 
-// CheckResolver tells whether the resolvers, and the network to them, work,
+// Check tells whether the resolvers, and the network to them, work,
 // with the lookups' own timeout and retries. Given known, a name that
 // resolved earlier in the crawl, it asks about it again and returns nil
 // when the resolver answers the question (an address, no address, or no
@@ -19,12 +19,12 @@ import (
 // cannot (SERVFAIL, REFUSED). Without one it asks about "localhost", which
 // every resolver answers itself, and returns nil on any answer at all. The
 // error names the resolver.
-func (c *Crawler) CheckResolver(ctx context.Context, known host.Name) error {
+func (r *Client) Check(ctx context.Context, known host.Name) error {
 	q := string(known)
 	if q == "" {
 		q = "localhost"
 	}
-	msgs, errs, counts := c.resolver.exchange(ctx, q, []uint16{dns.TypeA})
+	msgs, errs, counts := r.exchange(ctx, q, []uint16{dns.TypeA})
 	switch {
 	case errs[0] != nil:
 		return fmt.Errorf("resolver %s does not answer (asked for %s: %v)", askedNames(counts), q, errs[0])

@@ -1,4 +1,8 @@
-package crawl
+// Package gcpace paces the garbage collector of a crawling process: it lets
+// the heap and goroutine stacks grow to a target between collections where
+// Go's default pacing would collect sooner. It tunes the whole process, so
+// only a program's main starts it.
+package gcpace
 
 import (
 	"os"
@@ -9,13 +13,12 @@ import (
 	"sync/atomic"
 )
 
-// DefaultHeapTarget is the heap and goroutine stacks the collector lets
-// the process grow to between cycles when that is more than Go's default
-// pacing allows (see [Config.HeapTarget]): with Go's default, a crawl at
-// the default workers keeps some 20 MiB live and collects each time it
-// has allocated about as much again, most of it by TLS handshakes that
-// drop it at once.
-const DefaultHeapTarget = 96 << 20
+// DefaultTarget is the heap and goroutine stacks the collector lets the
+// process grow to between cycles when that is more than Go's default
+// pacing allows: with Go's default, a crawl at the default concurrency
+// keeps some 20 MiB live and collects each time it has allocated about as
+// much again, most of it by TLS handshakes that drop it at once.
+const DefaultTarget = 96 << 20
 
 // maxGCPercent bounds the GOGC a pacer sets, for a live heap near zero.
 const maxGCPercent = 1000
@@ -23,10 +26,13 @@ const maxGCPercent = 1000
 // paceOnce starts the process's one pacer.
 var paceOnce sync.Once
 
-// paceGC starts a pacer for target (see [Config.HeapTarget]) unless
-// target is not positive, GOGC or GOMEMLIMIT is set in the environment
-// (the operator's own choice), or a pacer already runs.
-func paceGC(target int64) {
+// Start starts the process's pacer for target: the heap and stacks may
+// grow to target before the collector runs, where Go's default pacing
+// would run it sooner (never later than the default where they are
+// larger). It does nothing when target is not positive, when GOGC or
+// GOMEMLIMIT is set in the environment (the operator's own choice), or
+// when a pacer already runs.
+func Start(target int64) {
 	if paces(target, os.Getenv) {
 		paceOnce.Do(func() { newPacer(target).arm() })
 	}

@@ -1,34 +1,33 @@
-package metrics
+package resolver_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder/crawl"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/resolver"
 )
 
-// TestSet_WatchResolvers crawls one host through two resolvers of a
+// TestClient_Collector looks up one host through two resolvers of a
 // simulated internet, the first answering SERVFAIL, and reads the series
-// back from the registry.
-func TestSet_WatchResolvers(t *testing.T) {
+// back from a registry.
+func TestClient_Collector(t *testing.T) {
 	w := crawltest.Start(t, crawltest.Options{Hosts: 20, Seed: 3})
 	second := w.StartResolver(t, "127.0.0.1")
 	w.DNS.SetMode(crawltest.DNSServFail)
-	c, err := crawl.New(crawl.Config{
-		Resolver: w.Resolver + "," + second.Addr, Dial: w.Dial, RootCAs: w.RootCAs,
-		DNSTimeout: 200 * time.Millisecond, HostTimeout: 5 * time.Second,
-	})
+	r, err := resolver.New(resolver.Config{Servers: w.Resolver + "," + second.Addr, Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(nil)
-	m.WatchResolvers(c.ResolverStats)
-	c.Visit(t.Context(), host.Name(w.Seeds[0])) // the first lookup starts at the first resolver
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(r.Collector())
+	r.LookupAll(t.Context(), host.Name(w.Seeds[0])) // the first lookup starts at the first resolver
 
-	fams, err := m.reg.Gather()
+	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +56,7 @@ func TestSet_WatchResolvers(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
 		}
 	}
-	// The second resolver answered the five questions, and perhaps a
-	// redirect target's.
+	// The second resolver answered the five questions.
 	if g := got["spyder_dns_queries_total resolver="+second.Addr+" result=answer"]; g < 5 {
 		t.Errorf("answers of the second resolver = %v, want at least 5", g)
 	}

@@ -1,4 +1,4 @@
-package crawl
+package gcpace
 
 import (
 	"runtime"
@@ -89,11 +89,11 @@ func TestPaces(t *testing.T) {
 		env    map[string]string
 		want   bool
 	}{
-		{DefaultHeapTarget, nil, true},
-		{DefaultHeapTarget, map[string]string{"GOGC": "100"}, false},
-		{DefaultHeapTarget, map[string]string{"GOGC": "off"}, false},
-		{DefaultHeapTarget, map[string]string{"GOMEMLIMIT": "1GiB"}, false},
-		{DefaultHeapTarget, map[string]string{"GODEBUG": "gctrace=1"}, true},
+		{DefaultTarget, nil, true},
+		{DefaultTarget, map[string]string{"GOGC": "100"}, false},
+		{DefaultTarget, map[string]string{"GOGC": "off"}, false},
+		{DefaultTarget, map[string]string{"GOMEMLIMIT": "1GiB"}, false},
+		{DefaultTarget, map[string]string{"GODEBUG": "gctrace=1"}, true},
 		{-1, nil, false},
 		{0, nil, false},
 	} {

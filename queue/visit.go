@@ -9,10 +9,10 @@ import (
 	"github.com/spyder-crawler/spyder/host"
 )
 
-// Probe is a host's last probe as the queue keeps it once the host is done:
+// Visit is a host's last visit as the queue keeps it once the host is done:
 // when it was acknowledged and how it ended. Outcome is one short word
 // ("ok", "timeout", "servfail", "connect_error", "http_503", ...).
-type Probe struct {
+type Visit struct {
 	Host    host.Name
 	At      int64 // Unix seconds
 	Outcome string
@@ -20,23 +20,23 @@ type Probe struct {
 
 // Encode returns the record's stored form, "<unix seconds> <outcome>":
 // a few bytes a host, the same in every backend.
-func (p Probe) Encode() string {
+func (p Visit) Encode() string {
 	return strconv.FormatInt(p.At, 10) + " " + p.Outcome
 }
 
-// ParseProbe reads what [Probe.Encode] wrote for h.
-func ParseProbe(h host.Name, v string) (Probe, error) {
+// ParseVisit reads what [Visit.Encode] wrote for h.
+func ParseVisit(h host.Name, v string) (Visit, error) {
 	at, outcome, ok := strings.Cut(v, " ")
 	n, err := strconv.ParseInt(at, 10, 64)
 	if !ok || err != nil || outcome == "" {
-		return Probe{}, fmt.Errorf("probe record of %s is %q, want \"<unix seconds> <outcome>\"", h, v)
+		return Visit{}, fmt.Errorf("probe record of %s is %q, want \"<unix seconds> <outcome>\"", h, v)
 	}
-	return Probe{Host: h, At: n, Outcome: outcome}, nil
+	return Visit{Host: h, At: n, Outcome: outcome}, nil
 }
 
-// CheckProbes reports the first probe in ps whose outcome [CheckOutcome]
+// CheckVisits reports the first visit in ps whose outcome [CheckOutcome]
 // refuses, naming its host; AckAll applies nothing then.
-func CheckProbes(ps []Probe) error {
+func CheckVisits(ps []Visit) error {
 	for _, p := range ps {
 		if err := CheckOutcome(p.Outcome); err != nil {
 			return fmt.Errorf("probed %s: %w", p.Host, err)
@@ -54,18 +54,18 @@ func CheckOutcome(o string) error {
 	return nil
 }
 
-// Selector picks done hosts by their last probe, for [Admin.Requeue].
+// Selector picks done hosts by their last visit, for [Admin.Requeue].
 // A zero Selector picks every done host.
 type Selector struct {
-	// Before picks probes older than this; zero: any age.
+	// Before picks visits older than this; zero: any age.
 	Before time.Time
-	// Outcomes picks probes whose outcome matches one of these (see
+	// Outcomes picks visits whose outcome matches one of these (see
 	// [MatchOutcome]); empty: any outcome.
 	Outcomes []string
 }
 
 // Match reports whether p is picked by s.
-func (s Selector) Match(p Probe) bool {
+func (s Selector) Match(p Visit) bool {
 	if !s.Before.IsZero() && p.At >= s.Before.Unix() {
 		return false
 	}
@@ -91,9 +91,9 @@ func MatchOutcome(pattern, outcome string) bool {
 }
 
 // QueuedHosts returns the hosts of recs that an item pending or in flight
-// names: the hosts an import holds queued. A seen record without a probe
+// names: the hosts an import holds queued. A seen record without a visit
 // whose host is not among them is not queued: it went to dead, or an older
-// spyder probed it before it kept probes.
+// spyder visited it before it kept visits.
 func QueuedHosts(recs []Record) map[host.Name]bool {
 	out := map[host.Name]bool{}
 	for _, r := range recs {

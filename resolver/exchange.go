@@ -1,4 +1,4 @@
-package crawl
+package resolver
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -15,41 +14,10 @@ import (
 	"github.com/spyder-crawler/spyder"
 )
 
-// resolver sends DNS queries to one or more servers. Each lookup starts at
-// the next server in turn, so lookups spread evenly over those in
-// rotation; a server that leaves an attempt unanswered, or answers
-// SERVFAIL or REFUSED, hands the questions to the next. It is safe for
-// concurrent use.
-type resolver struct {
-	ups      []*upstream
-	pools    []*socketPool // the UDP sockets to each of ups
-	next     atomic.Uint64 // rotation: where the next lookup starts
-	tcp      *dns.Client
-	timeout  time.Duration
-	retries  int
-	now      func() time.Time
-	cooldown time.Duration
-}
-
-func newResolver(servers []string, timeout time.Duration, retries int, now func() time.Time) *resolver {
-	r := &resolver{
-		tcp:      &dns.Client{Net: "tcp", Timeout: timeout},
-		timeout:  timeout,
-		retries:  retries,
-		now:      now,
-		cooldown: ResolverCooldown,
-	}
-	for i, s := range servers {
-		r.ups = append(r.ups, &upstream{server: s})
-		r.pools = append(r.pools, &socketPool{server: s, u: i, maxQueries: socketQueries})
-	}
-	return r
-}
-
 // lookup is the state of one exchange: the questions, the answers so far
 // and, per question, the servers that answered it SERVFAIL or REFUSED.
 type lookup struct {
-	r      *resolver
+	r      *Client
 	qs     *dnsQuestions
 	final  []*dns.Msg              // answers to keep
 	failed []*dns.Msg              // the last SERVFAIL or REFUSED answer, kept if no other comes
@@ -79,7 +47,7 @@ type socketUse struct {
 // is asked again over TCP of the same server. An answer counts only if its
 // ID (on that server's socket) and question match one we asked. Each question ends with either an
 // answer or an error, never both missing.
-func (r *resolver) exchange(ctx context.Context, host string, types []uint16) ([]*dns.Msg, []error, []spyder.ResolverCounts) {
+func (r *Client) exchange(ctx context.Context, host string, types []uint16) ([]*dns.Msg, []error, []spyder.ResolverCounts) {
 	n := len(types)
 	l := &lookup{r: r, final: make([]*dns.Msg, n), failed: make([]*dns.Msg, n), errs: make([]error, n),
 		badAt: make([][]int, n), asked: make([]bool, len(r.ups)), socks: make([]*socketUse, len(r.ups)),
@@ -129,7 +97,7 @@ func (l *lookup) want(u int) []int {
 // asked yet, else any; always one useful to the lookup. trial reports that
 // the lookup is the one trying a server whose cooldown has passed; ok is
 // false when no server is useful.
-func (r *resolver) pick(start int, asked []bool, useful func(int) bool) (u int, trial, ok bool) {
+func (r *Client) pick(start int, asked []bool, useful func(int) bool) (u int, trial, ok bool) {
 	n := len(r.ups)
 	now := r.now()
 	for _, inRotation := range []bool{true, false} {

@@ -1,4 +1,4 @@
-package crawl
+package resolver
 
 import (
 	"testing"
@@ -62,7 +62,7 @@ func TestUpstream_SetAside(t *testing.T) {
 // every one set aside still gives one.
 func TestResolver_Pick(t *testing.T) {
 	t0 := time.Unix(1700000000, 0)
-	r := newResolver([]string{"a:53", "b:53", "c:53"}, time.Second, 2, func() time.Time { return t0 })
+	r := mustNew(t, Config{Servers: "a:53,b:53,c:53", Timeout: time.Second, Retries: 2, Now: func() time.Time { return t0 }})
 	all := func(int) bool { return true }
 	pick := func(start int, asked []bool) int {
 		u, _, ok := r.pick(start, asked, all)
@@ -91,4 +91,14 @@ func TestResolver_Pick(t *testing.T) {
 	if _, _, ok := r.pick(0, []bool{false, false, false}, func(int) bool { return false }); ok {
 		t.Errorf("pick with nothing useful = ok, want none")
 	}
+}
+
+// mustNew returns a Client for cfg or fails tb.
+func mustNew(tb testing.TB, cfg Config) *Client {
+	tb.Helper()
+	r, err := New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
 }

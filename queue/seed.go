@@ -1,4 +1,4 @@
-package main
+package queue
 
 import (
 	"bufio"
@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/spyder-crawler/spyder/host"
-	"github.com/spyder-crawler/spyder/queue"
 )
 
 // Limits of a domains file.
@@ -23,18 +22,19 @@ const (
 	maxLoggedBad  = 10     // rejected lines logged one by one
 )
 
-// seedReport sums up what seeding a domains file did.
-type seedReport struct {
+// SeedReport sums up what seeding from a domains file did.
+type SeedReport struct {
 	Lines     int // lines read
 	Added     int
 	Duplicate int
 	Rejected  int
 }
 
-// errNoHosts is returned for a domains file without any host line.
-var errNoHosts = errors.New("holds no hosts (blank lines and # comments only)")
+// ErrNoHosts is returned by [SeedFile] for a domains file without any host
+// line.
+var ErrNoHosts = errors.New("holds no hosts (blank lines and # comments only)")
 
-// seedDomains reads path ("-" for stdin) one host per line and seeds q with
+// SeedFile reads path ("-" for stdin) one host per line and seeds q with
 // them in chunks. This is where a host from a file enters spyder, so each
 // line is parsed here ([host.Parse]): blank lines and lines starting with #
 // are skipped, CRLF endings and a byte order mark are fine, a URL is
@@ -42,10 +42,10 @@ var errNoHosts = errors.New("holds no hosts (blank lines and # comments only)")
 // a host are logged with their line number and skipped. A file that cannot
 // be read, is a directory, looks binary or holds no host at all is an error
 // naming it, and then nothing is seeded.
-func seedDomains(ctx context.Context, q queue.Worker, path string, stdin io.Reader, log *slog.Logger) (seedReport, error) {
+func SeedFile(ctx context.Context, q Work, path string, stdin io.Reader, log *slog.Logger) (SeedReport, error) {
 	name, r, closeFile, err := openDomains(path, stdin)
 	if err != nil {
-		return seedReport{}, err
+		return SeedReport{}, err
 	}
 	defer closeFile()
 	s := &seeder{q: q, log: log, path: path, name: name, chunk: seedChunk}
@@ -56,7 +56,7 @@ func seedDomains(ctx context.Context, q queue.Worker, path string, stdin io.Read
 		return s.rep, err
 	}
 	if s.hostLines == 0 {
-		return s.rep, fmt.Errorf("%s %w", name, errNoHosts)
+		return s.rep, fmt.Errorf("%s %w", name, ErrNoHosts)
 	}
 	if err := s.flush(ctx); err != nil {
 		return s.rep, err
@@ -69,6 +69,25 @@ func seedDomains(ctx context.Context, q queue.Worker, path string, stdin io.Read
 		return s.rep, fmt.Errorf("%s: none of its %d host lines is a valid host", name, s.hostLines)
 	}
 	return s.rep, nil
+}
+
+// CheckFile reports, as one error naming path, why [SeedFile] could not
+// seed from it: it is missing, a directory, unreadable or binary. Only a
+// regular file is read to check it: stdin ("-") or a pipe (such as a
+// shell's process substitution) gives its lines once, so they are left
+// for seeding; "" passes.
+func CheckFile(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
+		return nil
+	}
+	_, _, closeFile, err := openDomains(path, nil)
+	if err != nil {
+		return err
+	}
+	return closeFile()
 }
 
 // openDomains opens path ("-": stdin) for reading and checks that it is a
@@ -109,23 +128,25 @@ func openDomains(path string, stdin io.Reader) (name string, r *bufio.Reader, cl
 // seeder parses the lines of one domains file and seeds the hosts in
 // chunks, remembering each host's line so that a rejection names it.
 type seeder struct {
-	q          queue.Worker
+	q          Work
 	log        *slog.Logger
 	path, name string
 
-	rep       seedReport
+	rep       SeedReport
 	hostLines int // lines that are neither blank nor a comment
 	hosts     []host.Name
 
 	chunk     int    // hosts per Seed call: sampleChunk until grow ran
 	fileHosts int    // host lines in the whole file, when known ahead
-	grow      grower // the queue, when it can grow ahead
+	grow      Grower // the queue, when it can grow ahead
 }
 
-// grower is a queue whose seen set can make room ahead for hosts about to
-// be seeded, so that they are added without rehashing it as it grows (the
-// Redis host table: see redisstore.Store.Grow).
-type grower interface {
+// Grower is a queue whose seen set can make room ahead for hosts about to
+// be seeded, so that they are added without rehashing it as it grows.
+// [SeedFile] grows a queue that is one (the Redis backend's host table
+// is) before seeding a large file.
+type Grower interface {
+	// Grow makes room for about more hosts beyond those seen.
 	Grow(ctx context.Context, more int) error
 }
 
@@ -134,7 +155,7 @@ type grower interface {
 // takes a sample of sampleChunk hosts, whose share of new ones tells how
 // many of the rest will be new (seeding a list again grows nothing).
 func (s *seeder) planGrowth(path string) error {
-	g, ok := s.q.(grower)
+	g, ok := s.q.(Grower)
 	if !ok || path == "-" {
 		return nil
 	}

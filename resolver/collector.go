@@ -1,28 +1,26 @@
-package metrics
+package resolver
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/spyder-crawler/spyder/crawl"
 )
 
-// resolverCollector reports each DNS resolver's counts as they stand when
-// /metrics is read, so the crawler keeps one set of counters and the
-// series never disagree with the output's.
-type resolverCollector struct {
-	stats    func() []crawl.ResolverStats
+// collector reports each server's counts as they stand when the registry
+// is read, so the Client keeps one set of counters and the series never
+// disagree with the output's.
+type collector struct {
+	stats    func() []Stats
 	queries  *prometheus.Desc
 	up       *prometheus.Desc
 	setAside *prometheus.Desc
 }
 
-// WatchResolvers adds the series of the resolvers stats reports (the
-// crawler's [crawl.Crawler.ResolverStats]): spyder_dns_queries_total by
-// resolver and result, spyder_dns_resolver_up and
-// spyder_dns_resolver_set_aside_total. Call it once per Set.
-func (m *Set) WatchResolvers(stats func() []crawl.ResolverStats) {
-	m.reg.MustRegister(&resolverCollector{
-		stats: stats,
+// Collector returns the Prometheus series of r's servers, read from
+// [Client.Stats] at each scrape: spyder_dns_queries_total by resolver and
+// result, spyder_dns_resolver_up and spyder_dns_resolver_set_aside_total.
+// Register it once per registry.
+func (r *Client) Collector() prometheus.Collector {
+	return &collector{
+		stats: r.Stats,
 		queries: prometheus.NewDesc("spyder_dns_queries_total",
 			"DNS queries by resolver and how they ended: answer, timeout, error, servfail, refused (both asked again of another resolver), truncated (asked again over TCP).",
 			[]string{"resolver", "result"}, nil),
@@ -32,16 +30,16 @@ func (m *Set) WatchResolvers(stats func() []crawl.ResolverStats) {
 		setAside: prometheus.NewDesc("spyder_dns_resolver_set_aside_total",
 			"Times the resolver was set aside for not answering.",
 			[]string{"resolver"}, nil),
-	})
+	}
 }
 
-func (c *resolverCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.queries
 	ch <- c.up
 	ch <- c.setAside
 }
 
-func (c *resolverCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.stats() {
 		for _, r := range []struct {
 			result string

@@ -10,20 +10,20 @@ import (
 	"github.com/spyder-crawler/spyder/host"
 )
 
-// fakeProbe is the probe of the hidden `spyder run --fake-probe`, a test
+// fakeVisitor is the probe of the hidden `spyder run --fake-probe`, a test
 // double for the probe alone: it contacts nothing and answers every host at
 // once with the same small result (its domain node, a RESOLVES_TO edge to
 // one of 256 documentation addresses, every step "ok"). Everything else a
 // run does stays real (queue, leases, heartbeats, batcher, seen sets,
 // sink, acks), so a load test measures that machinery and not the network.
-type fakeProbe struct {
+type fakeVisitor struct {
 	probeID, runID string
 	now            func() time.Time
 	delay          time.Duration // how long each host takes (--fake-probe-delay), or until ctx ends
 }
 
 // Visit implements worker.Prober.
-func (f fakeProbe) Visit(ctx context.Context, name host.Name) *spyder.Result {
+func (f fakeVisitor) Visit(ctx context.Context, name host.Name) *spyder.Result {
 	if f.delay > 0 {
 		select {
 		case <-ctx.Done():

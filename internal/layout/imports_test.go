@@ -1,0 +1,101 @@
+package layout
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is the import path of the module's root package.
+const module = "github.com/spyder-crawler/spyder"
+
+// deps returns the packages pkgs depend on, themselves included.
+func deps(t *testing.T, pkgs ...string) []string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %v: %v\n%s", pkgs, err, out)
+	}
+	list := strings.Fields(string(out))
+	if len(list) < 5 {
+		t.Fatalf("go list -deps %v gave %d packages; want their whole closure", pkgs, len(list))
+	}
+	return list
+}
+
+// imports returns the packages pkg imports itself, not its tests.
+func imports(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+// reaches reports the packages of deps that are banned or under one.
+func reaches(deps []string, banned ...string) []string {
+	var out []string
+	for _, d := range deps {
+		for _, b := range banned {
+			if d == b || strings.HasPrefix(d, b+"/") {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// TestLayout_VocabularyIsALeaf: the output's types, which every part of
+// spyder speaks, import nothing of spyder's but package host, so that a
+// tool reading the output needs neither the crawler nor the stores.
+func TestLayout_VocabularyIsALeaf(t *testing.T) {
+	for _, imp := range imports(t, module) {
+		if strings.HasPrefix(imp, module+"/") && imp != module+"/host" {
+			t.Errorf("package spyder imports %s; want nothing of ours but host", imp)
+		}
+	}
+}
+
+// TestLayout_OutputReachesNoProber: the sinks and the graph tools read
+// and write the output through package spyder's types, so building them
+// pulls in neither the crawler nor its DNS client and libraries.
+func TestLayout_OutputReachesNoProber(t *testing.T) {
+	got := reaches(deps(t, "./../../graph/...", "./../../sink/..."),
+		module+"/crawl", module+"/resolver", module+"/worker", "github.com/miekg/dns", "golang.org/x/net/html")
+	for _, d := range got {
+		t.Errorf("graph or sink depends on %s", d)
+	}
+}
+
+// TestLayout_DNSLivesInResolver: only the DNS client (and the simulated
+// internet of the tests, which serves DNS) speaks the DNS wire format.
+func TestLayout_DNSLivesInResolver(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./../../...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	allowed := []string{module + "/resolver", module + "/crawl/crawltest"}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imps, _ := strings.Cut(line, " ")
+		if slices.Contains(strings.Fields(imps), "github.com/miekg/dns") && !slices.Contains(allowed, pkg) {
+			t.Errorf("%s imports github.com/miekg/dns; only %v may", pkg, allowed)
+		}
+	}
+}
+
+// TestLayout_OnlyMainTunesTheRuntime: the collector's pacing is the whole
+// process's, so only a program's main starts it, never a library.
+func TestLayout_OnlyMainTunesTheRuntime(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{.Name}} {{join .Imports " "}}`, "./../../...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[1] != "main" && slices.Contains(f[2:], module+"/internal/gcpace") {
+			t.Errorf("%s (package %s) imports internal/gcpace; only a main package may", f[0], f[1])
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package resolver
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// Client sends DNS queries to one or more servers. Each lookup starts at
+// the next server in turn, so lookups spread evenly over those in
+// rotation; a server that leaves an attempt unanswered, or answers
+// SERVFAIL or REFUSED, hands the questions to the next. It is safe for
+// concurrent use.
+type Client struct {
+	ups      []*upstream
+	pools    []*socketPool // the UDP sockets to each of ups
+	next     atomic.Uint64 // rotation: where the next lookup starts
+	tcp      *dns.Client
+	timeout  time.Duration
+	retries  int
+	now      func() time.Time
+	cooldown time.Duration
+}
+
+// Defaults for the [Config] fields left zero.
+const (
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
+
+// Config configures a [Client]. The zero value asks the system's resolver
+// with the defaults above.
+type Config struct {
+	// Servers is the DNS server, or a comma-separated list of them, each
+	// "host:port", a bare IP (port 53) or "[IPv6]:port" (see
+	// [ParseServers]); "" means the first nameserver of /etc/resolv.conf.
+	// Lookups are spread over the servers in turn; one that stops
+	// answering is set aside for [Cooldown].
+	Servers string
+	// Timeout bounds each query attempt; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Retries is how many times a query that timed out is sent again; 0
+	// means DefaultRetries, a negative value none.
+	Retries int
+	// Now is the clock that decides when a server set aside is tried
+	// again; nil means time.Now.
+	Now func() time.Time
+}
+
+// New returns a Client for cfg. Its only errors are a Servers list that
+// does not parse, and no server given with none found in /etc/resolv.conf.
+func New(cfg Config) (*Client, error) {
+	if cfg.Servers == "" {
+		s, err := SystemServer()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Servers = s
+	}
+	servers, err := ParseServers(cfg.Servers)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	switch {
+	case cfg.Retries == 0:
+		cfg.Retries = DefaultRetries
+	case cfg.Retries < 0:
+		cfg.Retries = 0
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	r := &Client{
+		tcp:      &dns.Client{Net: "tcp", Timeout: cfg.Timeout},
+		timeout:  cfg.Timeout,
+		retries:  cfg.Retries,
+		now:      cfg.Now,
+		cooldown: Cooldown,
+	}
+	for i, s := range servers {
+		r.ups = append(r.ups, &upstream{server: s})
+		r.pools = append(r.pools, &socketPool{server: s, u: i, maxQueries: socketQueries})
+	}
+	return r, nil
+}
