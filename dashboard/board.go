@@ -8,6 +8,10 @@
 // A [Board] keeps the history the charts draw: the run's watch loop calls
 // [Board.Record] once a second, and the rates (over the last minute) are
 // computed from that history, so the progress line and the page agree.
+//
+// A standalone run also serves the API on a unix socket beside its bbolt
+// file ([ServeSocket]), which `spyder queue` reaches through a [Client]
+// while the run holds the file.
 package dashboard
 
 import (

@@ -3,7 +3,6 @@ package limiter
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/maphash"
 	"math"
 	"sync"
@@ -212,26 +211,14 @@ func (l *Local) Wait(ctx context.Context, key string) error {
 			l.waits.Add(1)
 			counted = true
 		}
-		if dl, ok := ctx.Deadline(); ok && dl.Before(now.Add(d)) {
-			s.cancel(key, r, now)
-			return fmt.Errorf("limiter: %q needs %v, beyond the deadline: %w", key, d, context.DeadlineExceeded)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-			if r != nil {
-				return nil
-			}
-			// A slot in the table should be free now: try again.
-		case <-ctx.Done():
-			t.Stop()
+		if err := Sleep(ctx, l.done, key, d); err != nil {
 			s.cancel(key, r, time.Now())
-			return ctx.Err()
-		case <-l.done:
-			t.Stop()
-			s.cancel(key, r, time.Now())
-			return ErrClosed
+			return err
 		}
+		if r != nil {
+			return nil
+		}
+		// A slot in the table should be free now: try again.
 	}
 }
 

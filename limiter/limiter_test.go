@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -240,4 +241,27 @@ func BenchmarkLocal_Allow(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestSleep(t *testing.T) {
+	if err := limiter.Sleep(t.Context(), nil, "a", time.Millisecond); err != nil {
+		t.Errorf("Sleep(1ms) = %v, want nil", err)
+	}
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := limiter.Sleep(short, nil, "a.example", time.Hour)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), `"a.example"`) || time.Since(start) > 40*time.Millisecond {
+		t.Errorf("Sleep(1h) under a 50ms deadline = %v after %v; want at once an error naming the key and wrapping DeadlineExceeded", err, time.Since(start))
+	}
+	ended, end := context.WithCancel(t.Context())
+	end()
+	if err := limiter.Sleep(ended, nil, "a", time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep on a cancelled ctx = %v, want context.Canceled", err)
+	}
+	done := make(chan struct{})
+	close(done)
+	if err := limiter.Sleep(t.Context(), done, "a", time.Hour); !errors.Is(err, limiter.ErrClosed) {
+		t.Errorf("Sleep with done closed = %v, want ErrClosed", err)
+	}
 }

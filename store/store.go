@@ -1,8 +1,10 @@
-// Package store holds, in one place, the contracts a backend of spyder
-// implements: the work queue ([queue.Queue]), the output's seen set
+// Package store bundles what a backend of spyder implements as a
+// [Backend]: the work queue (whose contract, [queue.Queue], is package
+// queue's), and the contracts kept here: the output's seen set
 // ([Emitted]), the spool of output batches an ingest endpoint has not taken
-// yet ([Spool]), the probes' heartbeats ([Probes]) and the limiter that
-// holds the per-host rate ([Limiters]), bundled as a [Backend].
+// yet ([Spool]), the probes' heartbeats ([Probes]), and the fleet's limiter
+// (of the [limiter.Limiter] contract) that holds the per-host rate across
+// processes (Backend.Limiters).
 // store/boltstore (one bbolt file, standalone) and store/redisstore (one
 // Redis shared by a fleet) implement it, and store/storetest is the one
 // conformance suite both pass.

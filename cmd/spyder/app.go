@@ -18,7 +18,7 @@ import (
 	"go.etcd.io/bbolt"
 	"golang.org/x/term"
 
-	"github.com/spyder-crawler/spyder/control"
+	"github.com/spyder-crawler/spyder/dashboard"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
 	"github.com/spyder-crawler/spyder/store/boltstore"
@@ -269,7 +269,7 @@ func openBackend(ctx context.Context, c *cli.Context, mustExist bool) (store.Bac
 		return nil, fmt.Errorf("%w; `spyder queue salvage --db=%s --to=NEW.db` copies what it can still read into a new file", err, path)
 	}
 	if err != nil {
-		if _, ok := control.Dial(control.SocketPath(path)); ok && errors.Is(err, bbolt.ErrTimeout) {
+		if _, ok := dashboard.DialSocket(dashboard.SocketPath(path)); ok && errors.Is(err, bbolt.ErrTimeout) {
 			return nil, fmt.Errorf("--db %s is in use by a running `spyder run`: stop it first (`queue stats` and `queue dead list|retry` work while it runs)", path)
 		}
 		return nil, err

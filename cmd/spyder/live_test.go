@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/spyder-crawler/spyder/control"
+	"github.com/spyder-crawler/spyder/dashboard"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/store/boltstore"
 	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
@@ -102,7 +102,7 @@ func slowRun(t *testing.T, db string, extra ...string) (*proc, string) {
 		"--concurrency", "3", "--probe", "laptop"}, extra...)
 	p := startSpyder(t, args...)
 	waitFor(t, 30*time.Second, "the control socket", func() bool {
-		_, ok := control.Dial(control.SocketPath(db))
+		_, ok := dashboard.DialSocket(dashboard.SocketPath(db))
 		return ok
 	})
 	return p, out
@@ -152,7 +152,7 @@ func TestLive_QueueCommandsReachRunningCrawl(t *testing.T) {
 	if got := len(probeCounts(mustReadBatches(t, out).Probes)); got != hosts {
 		t.Errorf("%d hosts written, want all %d (the retried ones too)", got, hosts)
 	}
-	if _, err := os.Lstat(control.SocketPath(db)); !os.IsNotExist(err) {
+	if _, err := os.Lstat(dashboard.SocketPath(db)); !os.IsNotExist(err) {
 		t.Errorf("control socket left after the run: %v", err)
 	}
 	if st := liveQueueStats(t, "--db", db); st.Pending != 0 || st.Dead != 0 || st.Processing != 0 {
@@ -169,7 +169,7 @@ func TestLive_StaleSocketBlocksNothing(t *testing.T) {
 	p, _ := slowRun(t, db)
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.wait(t, 10*time.Second)
-	if _, err := os.Lstat(control.SocketPath(db)); err != nil {
+	if _, err := os.Lstat(dashboard.SocketPath(db)); err != nil {
 		t.Fatalf("no stale socket after SIGKILL (the test needs one): %v", err)
 	}
 	if text := spyderCmd(t, "queue", "stats", "--db", db); strings.Contains(text, "via the running spyder") || !regexp.MustCompile(`seen\s+30\n`).MatchString(text) {

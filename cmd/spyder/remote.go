@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spyder-crawler/spyder/control"
 	"github.com/spyder-crawler/spyder/dashboard"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
@@ -29,7 +28,7 @@ func withInspector(action func(c *cli.Context, q inspector) error) cli.ActionFun
 	return func(c *cli.Context) error {
 		db := c.String("db")
 		if strings.TrimSpace(c.String("redis")) == "" && db != "" {
-			if cl, ok := control.Dial(control.SocketPath(db)); ok {
+			if cl, ok := dashboard.DialSocket(dashboard.SocketPath(db)); ok {
 				return action(c, remote{cl: cl, db: db})
 			}
 		}
@@ -39,7 +38,7 @@ func withInspector(action func(c *cli.Context, q inspector) error) cli.ActionFun
 
 // remote is a running crawl's queue, asked over its control socket.
 type remote struct {
-	cl *control.Client
+	cl *dashboard.Client
 	db string
 }
 

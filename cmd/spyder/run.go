@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spyder-crawler/spyder/asn"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/dashboard"
 	"github.com/spyder-crawler/spyder/internal/gcpace"
@@ -57,6 +58,9 @@ func runAction(c *cli.Context) error {
 	if err := preflight(c, cfg); err != nil {
 		return err
 	}
+	if cfg.crawl.ASN, err = openASN(cfg.asnDB); err != nil {
+		return err
+	}
 	created := missingFiles(cfg.out)
 	if strings.TrimSpace(c.String("redis")) == "" {
 		created = append(created, missingFiles(c.String("db"))...)
@@ -74,8 +78,6 @@ func runAction(c *cli.Context) error {
 		created.remove()
 		return err
 	}
-	defer b.Close()
-	defer r.close()
 	began := time.Now()
 	runErr := r.run(ctx, stderr, cfg.progress && isTerminal(c.App.ErrWriter))
 	if err := r.close(); err != nil && runErr == nil {
@@ -84,10 +86,24 @@ func runAction(c *cli.Context) error {
 	st, _ := b.Stats(context.WithoutCancel(ctx))
 	log.Info("stop", "done", r.loop.Done(), "elapsed", time.Since(began).Round(time.Millisecond).String(),
 		"pending", st.Pending, "processing", st.Processing, "dead", st.Dead, "signalled", ctx.Err() != nil)
-	if runErr != nil {
-		return runErr
+	if err := closeBackend(b); err != nil && runErr == nil {
+		runErr = err
 	}
-	return closeBackend(b)
+	return runErr
+}
+
+// openASN reads the --asn-db database at path, if one is given: once the
+// flags are checked, and before the store is opened, so that a bad file
+// stops the run before anything is written.
+func openASN(path string) (*asn.DB, error) {
+	if path == "" {
+		return nil, nil
+	}
+	db, err := asn.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--asn-db: %w", err)
+	}
+	return db, nil
 }
 
 // start opens the store, wires the run and then seeds the queue, so that

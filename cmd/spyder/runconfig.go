@@ -1,14 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"net"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spyder-crawler/spyder/asn"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/resolver"
@@ -36,6 +34,7 @@ type runConfig struct {
 	fakeProbe   bool
 	fakeDelay   time.Duration // --fake-probe-delay
 	db          string        // --db, for the control socket beside it
+	asnDB       string        // --asn-db, read when the run is wired
 }
 
 // newRunConfig reads and checks the flags of `spyder run`; a bad value is
@@ -60,24 +59,17 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err != nil {
 		return runConfig{}, err
 	}
-	var asns *asn.DB
-	if path := c.String("asn-db"); path != "" {
-		if asns, err = asn.Open(path); err != nil {
-			return runConfig{}, fmt.Errorf("--asn-db: %w", err)
-		}
-	}
 	cfg := runConfig{
 		domains: c.String("domains"), rate: c.Float64("rate"), burst: c.Int("burst"),
 		fleetLimit: c.Bool("fleet-limiter"), exitIfEmpty: c.Bool("exit-when-empty"),
 		out: c.String("out"), format: c.String("format"),
 		ingest: c.String("ingest"), ingestWait: c.Duration("ingest-timeout"), ingestTries: c.Int("ingest-retries"),
 		metricsAddr: c.String("metrics-addr"), progress: c.Bool("progress"), fakeProbe: c.Bool("fake-probe"),
-		fakeDelay: c.Duration("fake-probe-delay"), db: c.String("db"),
+		fakeDelay: c.Duration("fake-probe-delay"), db: c.String("db"), asnDB: c.String("asn-db"),
 		crawl: crawl.Config{
 			Resolver: c.String("resolver"), RootCAs: roots, UserAgent: c.String("ua"),
 			ExcludeTLDs: splitList(c.String("exclude-tlds")), AllowPrivate: c.Bool("allow-private"), LimitKey: keyFn,
 			HostTimeout: c.Duration("host-timeout"), ProbeID: c.String("probe"), RunID: c.String("run"),
-			ASN: asns,
 		},
 		loop: worker.Config{
 			Concurrency: c.Int("concurrency"), LeaseTTL: c.Duration("lease"), MaxAttempts: c.Int("max-attempts"),

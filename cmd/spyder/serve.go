@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spyder-crawler/spyder/control"
 	"github.com/spyder-crawler/spyder/dashboard"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -28,8 +27,8 @@ func (r *running) serve(ctx context.Context, cfg runConfig) error {
 		return dashboard.Process{Done: r.loop.Done(), Inflight: r.loop.Inflight(), Outcomes: r.m.Outcomes()}
 	})
 	if !r.q.Shared() && cfg.db != "" {
-		path := control.SocketPath(cfg.db)
-		stop, err := control.Serve(path, r.board.Handler(), r.log)
+		path := dashboard.SocketPath(cfg.db)
+		stop, err := dashboard.ServeSocket(path, r.board.Handler(), r.log)
 		if err != nil {
 			r.log.Warn("control_socket", "err", err, "note", "`spyder queue stats` cannot reach this run")
 		} else {

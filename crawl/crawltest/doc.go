@@ -71,8 +71,8 @@
 // and without a first <base href>; a second one is ignored), mailto:,
 // javascript:, data:, ftp:, tel:, IDN, IP literals, invalid names,
 // *.github.io, sibling .co.uk domains, names that do not exist. LINKS_TO
-// goes to each distinct host (by queue.NormalizeHost) whose apex (eTLD+1)
-// differs from the probed host's. Decoys that must not count: URLs in
+// goes to each distinct host (by host.Parse) whose apex (eTLD+1)
+// differs from the visited host's. Decoys that must not count: URLs in
 // comments, script text, textarea, form action, srcset, data-href, text.
 //
 // Options.Hostile adds hosts meant to exhaust a crawler (see

@@ -3,13 +3,11 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/store"
 )
 
@@ -66,23 +64,4 @@ func (s *Store) Emitted() (store.Emitted, error) {
 // fleet shares. It implements [store.Backend].
 func (s *Store) Spool() (store.Spool, error) {
 	return NewSpool(s.c, s.base), nil
-}
-
-// Limiters returns the fleet limiter under the queue's key, which falls
-// back to local while Redis is away. It implements [store.Backend].
-func (s *Store) Limiters(local *limiter.Local, rate float64, burst int, log *slog.Logger) limiter.Limiter {
-	return NewLimiter(s.c, s.base, rate, burst, local, log)
-}
-
-// Shared reports true: every probe of a fleet leases from the same Redis.
-// It implements [store.Backend].
-func (s *Store) Shared() bool { return true }
-
-// Name names the server and the queue's key for messages. It implements
-// [store.Backend].
-func (s *Store) Name() string {
-	if s.name == "" {
-		return "redis key " + s.base
-	}
-	return s.name
 }

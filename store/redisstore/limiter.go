@@ -282,18 +282,8 @@ func (l *Limiter) Wait(ctx context.Context, key string) error {
 			l.waits.Add(1)
 			counted = true
 		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-			return fmt.Errorf("limiter: %q needs %v, beyond the deadline: %w", key, d, context.DeadlineExceeded)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-l.done:
-			t.Stop()
-			return limiter.ErrClosed
+		if err := limiter.Sleep(ctx, l.done, key, d); err != nil {
+			return err
 		}
 	}
 }

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/spyder-crawler/spyder/host"
-	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -30,8 +28,7 @@ import (
 // Pending order is kept within a shard, not across shards. Sharded is safe
 // for concurrent use.
 type Sharded struct {
-	c      redis.UniversalClient
-	base   string
+	fleet
 	shards []*Store
 
 	// offset is this process's first shard for Lease, which moves on
@@ -42,9 +39,7 @@ type Sharded struct {
 	now        func() time.Time
 	emptyUntil []atomic.Int64
 
-	name       string
-	ownsClient bool
-	closeOnce  sync.Once
+	closeOnce sync.Once
 }
 
 var _ store.Backend = (*Sharded)(nil)
@@ -65,7 +60,7 @@ func openSharded(ctx context.Context, c redis.UniversalClient, base string, n in
 	if err != nil {
 		return nil, err
 	}
-	s := &Sharded{c: c, base: base, shards: []*Store{first}, emptyUntil: make([]atomic.Int64, n),
+	s := &Sharded{fleet: fleet{c: c, base: base}, shards: []*Store{first}, emptyUntil: make([]atomic.Int64, n),
 		offset: rand.Uint64(), now: o.Now}
 	if s.now == nil {
 		s.now = time.Now
@@ -172,23 +167,6 @@ func (s *Sharded) Emitted() (store.Emitted, error) {
 
 // Spool returns the spool, kept in shard 0.
 func (s *Sharded) Spool() (store.Spool, error) { return NewSpool(s.c, s.shards[0].base), nil }
-
-// Limiters returns the fleet limiter under the base key. Its keys have no
-// hash tag, so a cluster spreads them by the limited key itself.
-func (s *Sharded) Limiters(local *limiter.Local, rate float64, burst int, log *slog.Logger) limiter.Limiter {
-	return NewLimiter(s.c, s.base, rate, burst, local, log)
-}
-
-// Shared reports true, as [Store.Shared].
-func (s *Sharded) Shared() bool { return true }
-
-// Name names the server, the base key and the shard count.
-func (s *Sharded) Name() string {
-	if s.name == "" {
-		return "redis key " + s.base
-	}
-	return s.name
-}
 
 // Heartbeat keeps a probe's beat in shard 0.
 func (s *Sharded) Heartbeat(ctx context.Context, b store.ProbeBeat, ttl time.Duration) error {

@@ -49,10 +49,9 @@ type Options struct {
 // Extend, Fail and Release find a lease by its ID and Raw, so pass the
 // [queue.Lease] as Lease (or Extend) returned it.
 type Store struct {
-	c    redis.UniversalClient
-	base string
-	k    keys
-	now  func() time.Time // nil: server time
+	fleet
+	k   keys
+	now func() time.Time // nil: server time
 
 	seedWait time.Duration // Options.SeedWait
 
@@ -66,11 +65,6 @@ type Store struct {
 	// calls.
 	replies           string
 	hotSeq, finishSeq atomic.Int64
-
-	// name is what Name reports; ownsClient says Close closes c (the
-	// store made it in Connect).
-	name       string
-	ownsClient bool
 
 	closed atomic.Bool
 	mu     sync.Mutex          // guards closing
@@ -122,7 +116,7 @@ func newStore(c redis.UniversalClient, base string, o Options) (*Store, error) {
 	if _, err := rand.Read(inst[:]); err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	s := &Store{c: c, base: base, k: newKeys(base), now: o.Now, seedWait: o.SeedWait,
+	s := &Store{fleet: fleet{c: c, base: base}, k: newKeys(base), now: o.Now, seedWait: o.SeedWait,
 		replies: base + ":replies:" + hex.EncodeToString(inst[:])}
 	s.hot = newBatcher(batchLoops, maxBatch, func(o op) int { return max(o.n, len(o.acks), len(o.probes)/2, 1) }, s.hotBatch)
 	return s, nil

@@ -1,4 +1,4 @@
-package control_test
+package dashboard_test
 
 import (
 	"io"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder/control"
 	"github.com/spyder-crawler/spyder/dashboard"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/store/boltstore"
@@ -46,12 +45,12 @@ func board(t *testing.T, dir string) *dashboard.Board {
 // which Dial reports nobody there.
 func TestSocket_AnswersThenDisappears(t *testing.T) {
 	dir := t.TempDir()
-	path := control.SocketPath(filepath.Join(dir, "spyder.db"))
-	stop, err := control.Serve(path, board(t, dir).Handler(), quiet)
+	path := dashboard.SocketPath(filepath.Join(dir, "spyder.db"))
+	stop, err := dashboard.ServeSocket(path, board(t, dir).Handler(), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ok := control.Dial(path)
+	c, ok := dashboard.DialSocket(path)
 	if !ok {
 		t.Fatal("Dial found nobody on a served socket")
 	}
@@ -73,7 +72,7 @@ func TestSocket_AnswersThenDisappears(t *testing.T) {
 	if _, err := os.Lstat(path); !os.IsNotExist(err) {
 		t.Errorf("socket still there after stop: %v", err)
 	}
-	if _, ok := control.Dial(path); ok {
+	if _, ok := dashboard.DialSocket(path); ok {
 		t.Error("Dial found somebody after stop")
 	}
 }
@@ -84,7 +83,7 @@ func TestSocket_AnswersThenDisappears(t *testing.T) {
 // on is not taken over.
 func TestSocket_StaleIsReplaced(t *testing.T) {
 	dir := t.TempDir()
-	path := control.SocketPath(filepath.Join(dir, "spyder.db"))
+	path := dashboard.SocketPath(filepath.Join(dir, "spyder.db"))
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -94,19 +93,19 @@ func TestSocket_StaleIsReplaced(t *testing.T) {
 	if _, err := os.Lstat(path); err != nil {
 		t.Fatalf("stale socket not left behind: %v", err)
 	}
-	if _, ok := control.Dial(path); ok {
+	if _, ok := dashboard.DialSocket(path); ok {
 		t.Fatal("Dial took a stale socket for a running crawl")
 	}
 	b := board(t, dir)
-	stop, err := control.Serve(path, b.Handler(), quiet)
+	stop, err := dashboard.ServeSocket(path, b.Handler(), quiet)
 	if err != nil {
 		t.Fatalf("Serve over a stale socket: %v", err)
 	}
 	defer stop()
-	if _, ok := control.Dial(path); !ok {
+	if _, ok := dashboard.DialSocket(path); !ok {
 		t.Fatal("Dial found nobody after Serve replaced the stale socket")
 	}
-	if _, err := control.Serve(path, b.Handler(), quiet); err == nil || !strings.Contains(err.Error(), "another process answers") {
+	if _, err := dashboard.ServeSocket(path, b.Handler(), quiet); err == nil || !strings.Contains(err.Error(), "another process answers") {
 		t.Errorf("second Serve on a live socket = %v, want it refused", err)
 	}
 }

@@ -1,11 +1,12 @@
-// Package control lets `spyder queue` commands reach a standalone crawl
+package dashboard
+
+// The control socket lets `spyder queue` commands reach a standalone crawl
 // while it runs. bbolt locks its file to one process, so while `spyder run`
 // holds it nobody else can open it; instead the run serves the dashboard's
 // API on a unix socket beside the file (<db>.sock), and the commands ask it
-// there. The socket is removed when the run ends; one left by a process
-// that was killed answers nothing, so a client takes it as absent and the
-// next run replaces it.
-package control
+// there through a [Client]. The socket is removed when the run ends; one
+// left by a process that was killed answers nothing, so a client takes it
+// as absent and the next run replaces it.
 
 import (
 	"context"
@@ -20,18 +21,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/spyder-crawler/spyder/dashboard"
 )
 
 // SocketPath returns the control socket of the bbolt file db.
 func SocketPath(db string) string { return db + ".sock" }
 
-// Serve serves h on a unix socket at path until stop is called, which
+// ServeSocket serves h on a unix socket at path until stop is called, which
 // also removes the socket. A socket file there that nothing answers on
 // (left by a killed process) is replaced; one that answers is an error, as
 // is a path too long for a socket (the caller may run without it).
-func Serve(path string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+func ServeSocket(path string, h http.Handler, log *slog.Logger) (stop func(), err error) {
 	if _, err := os.Lstat(path); err == nil {
 		if answers(path) {
 			return nil, fmt.Errorf("control socket %s: another process answers on it", path)
@@ -75,9 +74,9 @@ type Client struct {
 	hc   *http.Client
 }
 
-// Dial returns a client of the control socket at path, and false when no
+// DialSocket returns a client of the control socket at path, and false when no
 // process answers there (no socket, or a stale one).
-func Dial(path string) (*Client, bool) {
+func DialSocket(path string) (*Client, bool) {
 	if !answers(path) {
 		return nil, false
 	}
@@ -94,15 +93,15 @@ func Dial(path string) (*Client, bool) {
 func (c *Client) Path() string { return c.path }
 
 // Status returns the running crawl's status.
-func (c *Client) Status(ctx context.Context) (dashboard.Status, error) {
-	var st dashboard.Status
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var st Status
 	err := c.do(ctx, http.MethodGet, "/api/status", &st)
 	return st, err
 }
 
 // Dead returns up to limit dead items, oldest first (limit <= 0: all).
-func (c *Client) Dead(ctx context.Context, limit int) ([]dashboard.Dead, error) {
-	var items []dashboard.Dead
+func (c *Client) Dead(ctx context.Context, limit int) ([]Dead, error) {
+	var items []Dead
 	err := c.do(ctx, http.MethodGet, "/api/dead?limit="+strconv.Itoa(limit), &items)
 	return items, err
 }
