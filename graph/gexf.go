@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/spyder-crawler/spyder"
 )
@@ -55,12 +56,9 @@ func (g *gexf) node(n Node) error {
 }
 
 func (g *gexf) edge(e *spyder.Edge) error {
-	fmt.Fprintf(g.ew, `<edge id="%d" source="`, g.edges)
+	openEdge(g.ew, strconv.Itoa(g.edges), e)
 	g.edges++
-	xmlText(g.ew, e.Source)
-	g.ew.WriteString(`" target="`)
-	xmlText(g.ew, e.Target)
-	g.ew.WriteString(`" label="`)
+	g.ew.WriteString(` label="`)
 	xmlText(g.ew, e.Type)
 	g.ew.WriteString(`">`)
 	attvalues(g.ew, edgeAttrsOf(e))

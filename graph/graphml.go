@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/xml"
 	"fmt"
+	"strconv"
 
 	"github.com/spyder-crawler/spyder"
 )
@@ -19,6 +20,17 @@ func xmlText(w *bufio.Writer, s string) {
 		}
 	}
 	w.WriteString(s)
+}
+
+// openEdge writes an XML edge element's start up to its target attribute,
+// `<edge id="ID" source="S" target="T"`, which GEXF and GraphML share;
+// the caller adds its own attributes and closes the tag.
+func openEdge(w *bufio.Writer, id string, e *spyder.Edge) {
+	w.WriteString(`<edge id="` + id + `" source="`)
+	xmlText(w, e.Source)
+	w.WriteString(`" target="`)
+	xmlText(w, e.Target)
+	w.WriteString(`"`)
 }
 
 // graphML writes GraphML: keys for every attribute, then nodes and edges
@@ -54,12 +66,9 @@ func (g *graphML) node(n Node) error {
 }
 
 func (g *graphML) edge(e *spyder.Edge) error {
-	fmt.Fprintf(g.w, `<edge id="e%d" source="`, g.edges)
+	openEdge(g.w, "e"+strconv.Itoa(g.edges), e)
 	g.edges++
-	xmlText(g.w, e.Source)
-	g.w.WriteString(`" target="`)
-	xmlText(g.w, e.Target)
-	g.w.WriteString(`">`)
+	g.w.WriteString(`>`)
 	g.data("e_", edgeAttrsOf(e))
 	g.w.WriteString("</edge>\n")
 	return nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spyder-crawler/spyder/host"
+	"github.com/spyder-crawler/spyder/internal/errtext"
 )
 
 // Limits of a domains file.
@@ -101,14 +102,14 @@ func openDomains(path string, stdin io.Reader) (name string, r *bufio.Reader, cl
 	} else {
 		st, err := os.Stat(path)
 		if err != nil {
-			return name, nil, nil, fmt.Errorf("%s: %w", name, pathErr(err))
+			return name, nil, nil, fmt.Errorf("%s: %w", name, errtext.Path(err))
 		}
 		if st.IsDir() {
 			return name, nil, nil, fmt.Errorf("%s is a directory, not a list of hosts", name)
 		}
 		f, err := os.Open(path)
 		if err != nil {
-			return name, nil, nil, fmt.Errorf("%s: %w", name, pathErr(err))
+			return name, nil, nil, fmt.Errorf("%s: %w", name, errtext.Path(err))
 		}
 		src, closeFile = f, f.Close
 	}
@@ -116,7 +117,7 @@ func openDomains(path string, stdin io.Reader) (name string, r *bufio.Reader, cl
 	head, err := r.Peek(8 << 10)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		closeFile()
-		return name, nil, nil, fmt.Errorf("%s: %w", name, pathErr(err))
+		return name, nil, nil, fmt.Errorf("%s: %w", name, errtext.Path(err))
 	}
 	if i := bytes.IndexByte(head, 0); i >= 0 {
 		closeFile()
@@ -164,7 +165,7 @@ func (s *seeder) planGrowth(path string) error {
 	}
 	n, err := countHostLines(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.name, pathErr(err))
+		return fmt.Errorf("%s: %w", s.name, errtext.Path(err))
 	}
 	if n > seedChunk {
 		s.grow, s.fileHosts, s.chunk = g, n, sampleChunk
@@ -278,7 +279,7 @@ func (s *seeder) take(line string) {
 func (s *seeder) reject(line int, input, reason string) {
 	s.rep.Rejected++
 	if s.rep.Rejected <= maxLoggedBad {
-		s.log.Warn("domain_rejected", "file", s.path, "line", line, "input", clipString(input, 80), "reason", reason)
+		s.log.Warn("domain_rejected", "file", s.path, "line", line, "input", errtext.Clip(input, 80), "reason", reason)
 	}
 }
 
@@ -295,20 +296,4 @@ func (s *seeder) flush(ctx context.Context) error {
 	s.rep.Duplicate += res.Duplicate
 	s.hosts = s.hosts[:0]
 	return nil
-}
-
-// pathErr drops the repeated path of an *os.PathError.
-func pathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-func clipString(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -1,10 +1,11 @@
 package sink
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+
+	"github.com/spyder-crawler/spyder/internal/errtext"
 )
 
 // OpenFile opens path for appending (a resumed run adds to it) and returns
@@ -16,7 +17,7 @@ func OpenFile(path, format string, log *slog.Logger) (Sink, func() error, error)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, pathErr(err))
+		return nil, nil, fmt.Errorf("%s: %w", path, errtext.Path(err))
 	}
 	if endsMidLine(path) {
 		// A run killed inside a write (SIGKILL can cut one short) left part
@@ -86,13 +87,4 @@ func (w *wholeLines) Write(p []byte) (int, error) {
 	}
 	w.size += int64(n)
 	return n, nil
-}
-
-// pathErr drops the repeated path of an *os.PathError.
-func pathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

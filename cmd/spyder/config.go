@@ -11,6 +11,8 @@ import (
 	"github.com/urfave/cli/v2/altsrc"
 	"github.com/xrash/smetrics"
 	"gopkg.in/yaml.v3"
+
+	"github.com/spyder-crawler/spyder/internal/errtext"
 )
 
 // loadConfig applies the YAML file named by --config to the flags that
@@ -28,7 +30,7 @@ func loadConfig(c *cli.Context, flags []cli.Flag) error {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("config file %s: %w", path, pathErr(err))
+		return fmt.Errorf("config file %s: %w", path, errtext.Path(err))
 	}
 	var doc map[string]yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

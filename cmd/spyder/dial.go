@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/spyder-crawler/spyder/internal/errtext"
 )
 
 // The hidden flags --ca-file and --dial-proxy let end-to-end tests crawl a
@@ -22,7 +24,7 @@ func rootCAs(path string) (*x509.CertPool, error) {
 	}
 	pem, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--ca-file %s: %w", path, pathErr(err))
+		return nil, fmt.Errorf("--ca-file %s: %w", path, errtext.Path(err))
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spyder-crawler/spyder/internal/errtext"
 	"github.com/spyder-crawler/spyder/queue"
 )
 
@@ -43,7 +44,7 @@ func checkWritable(flag, path string) error {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
 	case err != nil:
-		return fmt.Errorf("%s %s: %w", flag, path, pathErr(err))
+		return fmt.Errorf("%s %s: %w", flag, path, errtext.Path(err))
 	case !st.IsDir():
 		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
 	}
@@ -54,13 +55,13 @@ func checkWritable(flag, path string) error {
 	case err == nil:
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return fmt.Errorf("%s %s cannot be written: %w", flag, path, pathErr(err))
+			return fmt.Errorf("%s %s cannot be written: %w", flag, path, errtext.Path(err))
 		}
 		return f.Close()
 	}
 	f, err := os.CreateTemp(dir, ".spyder-check-*")
 	if err != nil {
-		return fmt.Errorf("%s %s: directory %s is not writable: %w", flag, path, dir, pathErr(err))
+		return fmt.Errorf("%s %s: directory %s is not writable: %w", flag, path, dir, errtext.Path(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())
@@ -93,22 +94,4 @@ func (fs newFiles) remove() {
 	for _, p := range fs {
 		os.Remove(p)
 	}
-}
-
-// pathErr drops the repeated path of an *os.PathError, for a message that
-// names the path itself.
-func pathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// clipString returns s cut to n bytes, with an ellipsis when cut.
-func clipString(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

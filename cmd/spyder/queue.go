@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
 
+	"github.com/spyder-crawler/spyder/internal/errtext"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -227,14 +228,14 @@ func queueImport(c *cli.Context) error {
 	if p := c.Args().First(); p != "" && p != "-" {
 		st, err := os.Stat(p)
 		if err != nil {
-			return fmt.Errorf("import file %s: %w", p, pathErr(err))
+			return fmt.Errorf("import file %s: %w", p, errtext.Path(err))
 		}
 		if st.IsDir() {
 			return fmt.Errorf("import file %s is a directory", p)
 		}
 		f, err := os.Open(p)
 		if err != nil {
-			return fmt.Errorf("import file %s: %w", p, pathErr(err))
+			return fmt.Errorf("import file %s: %w", p, errtext.Path(err))
 		}
 		defer f.Close()
 		r, name = f, p
@@ -338,7 +339,7 @@ func queueDeadList(c *cli.Context, b inspector) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DIED\tHOST\tATTEMPTS\tERROR")
 	for _, d := range items {
-		host, attempts := fmt.Sprintf("(undecodable) %s", clipString(strings.ToValidUTF8(string(d.Raw), "?"), 40)), "-"
+		host, attempts := fmt.Sprintf("(undecodable) %s", errtext.Clip(strings.ToValidUTF8(string(d.Raw), "?"), 40)), "-"
 		if d.Item != nil {
 			host, attempts = string(d.Item.Host), fmt.Sprint(d.Item.Attempt)
 		}
