@@ -17,7 +17,7 @@ import (
 // BatcherConfig configures a [Batcher].
 type BatcherConfig struct {
 	ProbeID, RunID string
-	// MaxResults is how many probe results a batch holds at most; 0 means
+	// MaxResults is how many visit results a batch holds at most; 0 means
 	// DefaultBatchResults.
 	MaxResults int
 	// MaxDelay is how long a result waits for its batch to fill before
@@ -38,8 +38,8 @@ type Queued interface {
 }
 
 // Batch defaults. A worker waits for its result's batch to be written
-// before acknowledging its host, so the delay adds to each probe's time;
-// a quarter second keeps that small against a probe's own few hundred
+// before acknowledging its host, so the delay adds to each visit's time;
+// a quarter second keeps that small against a visit's own few hundred
 // milliseconds, while a batch of 100 results keeps lines a few hundred
 // kilobytes at most.
 const (

@@ -9,7 +9,7 @@ import (
 )
 
 // Seen-set key prefixes: one namespace per kind of record. A domain node
-// has one key whether a probe or an edge brought it, so it is written once
+// has one key whether a visit or an edge brought it, so it is written once
 // per run.
 const (
 	keyDomain = "d\x00"
@@ -63,10 +63,10 @@ type ownEdge struct{ typ, source, target string }
 // build returns the batch of results' new nodes and edges (and every
 // result's outcome), with the keys to mark once it is written.
 //
-// Only what several hosts' probes may both meet goes through the run's seen
+// Only what several hosts' visits may both meet goes through the run's seen
 // set: domain, IP and certificate nodes, and the edges whose source is not
 // the probed host (an IP's IN_AS, a redirect hop's REDIRECTS_TO). An edge
-// from the probed host itself is written by that host's probe alone, as
+// from the probed host itself is written by that host's visit alone, as
 // the queue leases each host to one probe at a time and a done host is not
 // probed again in the same run unless it is queued again; keeping it out
 // of the seen set is most of what the set would otherwise hold. The price:
@@ -74,10 +74,10 @@ type ownEdge struct{ typ, source, target string }
 // written and before its ack, or it was queued again by hand, by queue
 // retry or by --revisit under the same --run) writes its own edges again.
 //
-// A probed host's node comes from its own probe, even when the probe found
+// A probed host's node comes from its own visit, even when the visit found
 // nothing (an NXDOMAIN host still gets its node, for the edges that point
 // at it). A host that appears only as another host's edge target gets a
-// bare node, unless the queue holds it to be probed: then its own probe
+// bare node, unless the queue holds it to be probed: then its own visit
 // writes its node later, with what it learns, and the node is not written
 // twice.
 func (b *Batcher) build(ctx context.Context, results []*spyder.Result) (*spyder.Batch, []string, error) {
@@ -129,7 +129,7 @@ func (b *Batcher) build(ctx context.Context, results []*spyder.Result) (*spyder.
 				c.edges = append(c.edges, e)
 				c.add(keyEdge+e.Type+"\x00"+e.Source+"\x00"+e.Target, kindEdge, len(c.edges)-1)
 			} else if k := (ownEdge{e.Type, e.Source, e.Target}); !own[k] {
-				// The host's own edge: only its probe writes it, and the
+				// The host's own edge: only its visit writes it, and the
 				// queue leases a host to one probe at a time, so it needs
 				// no seen-set key (see build's doc).
 				own[k] = true
@@ -153,7 +153,7 @@ func (b *Batcher) build(ctx context.Context, results []*spyder.Result) (*spyder.
 }
 
 // ownNode returns the node of the probed host of r, or a node with only
-// its name when the probe found nothing to fill one (stamped ts).
+// its name when the visit found nothing to fill one (stamped ts).
 func ownNode(r *spyder.Result, ts int64) (spyder.DomainNode, bool) {
 	for _, d := range r.Domains {
 		if d.Host == r.Host {

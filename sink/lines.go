@@ -59,7 +59,7 @@ type (
 )
 
 // encodeLines writes b as [FormatLines]: one batch line, then one line per
-// domain, IP and certificate node, edge and probe outcome, in that order.
+// domain, IP and certificate node, edge and host outcome, in that order.
 func encodeLines(enc *json.Encoder, b *spyder.Batch) error {
 	head := func(kind string) lineHead { return lineHead{Kind: kind, BatchID: b.BatchID} }
 	lines := []any{batchLine{head(KindBatch), b.ProbeID, b.RunID, b.Timestamp}}

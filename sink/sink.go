@@ -1,5 +1,5 @@
 // Package sink holds the output side of a crawl: the [Batcher] that groups
-// probe results into batches without repeating a node or edge of the run,
+// visit results into batches without repeating a node or edge of the run,
 // and the sinks that make a batch durable: JSON lines on a writer or a
 // file (fsynced), an HTTP ingest endpoint with a spool in the store, and
 // several of them at once. A worker acknowledges its host only once the
