@@ -187,6 +187,54 @@ func TestDocs_EveryFlagDocumented(t *testing.T) {
 	walk("", newApp(nil, nil).Commands)
 }
 
+// withoutBlocks returns text without its fenced code blocks, whose
+// backticks would pair up with those of the prose.
+func withoutBlocks(text string) string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(text, "\n") {
+		if fence.MatchString(l) {
+			in = !in
+		} else if !in {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestDocs_FlagsExist fails when a page shows a flag on its own (a code
+// span such as `--lease D`) that no spyder command has.
+func TestDocs_FlagsExist(t *testing.T) {
+	all := map[string]bool{"help": true, "version": true}
+	var walk func(cmds []*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			for _, f := range c.Flags {
+				for _, n := range f.Names() {
+					all[n] = true
+				}
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(newApp(nil, nil).Commands)
+	flag := regexp.MustCompile("^--([a-z][a-z0-9-]*)")
+	shown := 0
+	for page, text := range docsPages(t) {
+		for _, m := range codeSpan.FindAllStringSubmatch(withoutBlocks(text), -1) {
+			if f := flag.FindStringSubmatch(m[1]); f != nil {
+				shown++
+				if !all[f[1]] {
+					t.Errorf("%s shows %s, which no spyder command has", page, m[0])
+				}
+			}
+		}
+	}
+	if shown < 50 {
+		t.Errorf("found %d flags in the docs; the parser has gone wrong", shown)
+	}
+}
+
 // TestDocs_TestsNamed fails when a page names a test, benchmark or fuzz
 // target (or a -run prefix of one) that no _test.go file defines, so the
 // commands the docs give to reproduce a figure keep running something.
