@@ -86,7 +86,7 @@ test: deps vet
 
 # bench runs each performance target with the benchtime it needs: the
 # queue and crawl benchmarks time one whole run (100,000 items, 10,000
-# hosts); the limiter ones time many calls. Compare with the README figures.
+# hosts); the limiter ones time many calls. Compare with the figures in docs/performance.md.
 bench: deps
 	$(GO) test -run '^$$' -bench 'LeaseAck|Seed' -benchtime 1x -timeout 20m ./store/boltstore/ ./store/redisstore/
 	$(GO) test -run '^$$' -bench 'BenchmarkLocal_Allow' -benchtime 2s ./limiter/

@@ -24,8 +24,8 @@ const (
 	// Crawl-delay of a second between each, a redirect chain past the
 	// limiter's burst, a redirect target shared with other visits. 8 s
 	// gives those room on a loaded machine without slowing a crawl: the
-	// end of a run is set by the shorter timeouts, not by this (the README's
-	// Benchmarks give the figures).
+	// end of a run is set by the shorter timeouts, not by this (docs/performance.md
+	// gives the figures).
 	DefaultHostTimeout = 8 * time.Second
 	// DefaultConnectTimeout bounds connecting and the TLS handshake, each
 	// time the visit connects. A host that accepts connections but never
@@ -41,7 +41,7 @@ const (
 
 // DefaultWorkers is the number of visits a crawl should run at once, the
 // `spyder run --concurrency` default, chosen with BenchmarkCrawl (the
-// README's Benchmarks give the figures). Most visits wait on the network,
+// figures are in docs/performance.md). Most visits wait on the network,
 // Crawl-delay or the limiter, so the CPU needs about a thousand of them in
 // flight to stay busy; past that it thrashes.
 const DefaultWorkers = 1024

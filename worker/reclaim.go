@@ -104,7 +104,7 @@ func (w *Loop) checkState(ctx context.Context, seen int64) int64 {
 		w.lost.Store(true)
 		w.log.Error("queue_state_lost", "seen_before", seen, "seen_now", st.Seen, "pending", st.Pending, "processing", st.Processing,
 			"note", "the queue forgot hosts it had seen: Redis lost its data (restarted without persistence?); "+
-				"restore the last `spyder queue export` snapshot with `spyder queue import` (README: When Redis loses its data)")
+				"restore the last `spyder queue export` snapshot with `spyder queue import` (docs/guarantees.md: When Redis loses its data)")
 	}
 	return st.Seen
 }

@@ -345,7 +345,7 @@ func (c *chaos) writerLost(b delivery, h string, unmarked bool) bool {
 // not "") was not done in the imported export. A write made between the
 // wipe and the import counts as before it: its ack went into the emptied
 // queue, whose keys the restore deletes, so the import queues the host
-// again (README, "When Redis loses its data").
+// again (docs/guarantees.md, "When Redis loses its data").
 func (c *chaos) wipeBetween(a, b time.Time, h string) bool {
 	for _, w := range c.wipes {
 		end := w.at
@@ -380,7 +380,7 @@ func (c *chaos) writerLog(b delivery, h string) string {
 }
 
 // checkRepeats attributes every host written twice, and every node and
-// edge delivered in two batches, to a fault the README says repeats it;
+// edge delivered in two batches, to a fault docs/guarantees.md says repeats it;
 // any other repeat fails the test.
 func (c *chaos) checkRepeats(first map[string]delivery, tal *chaosTally) {
 	hosts, keys := map[string][]delivery{}, map[string][]delivery{}

@@ -327,7 +327,7 @@ func (c *chaos) end(e *chaosEvent) {
 }
 
 // restore brings the queue back after Redis came back empty, the way the
-// README says: stop the probes (what they keep stays in their state
+// docs/guarantees.md says: stop the probes (what they keep stays in their state
 // directories), delete what they wrote into the emptied queue since (an
 // ack keeps its host's probe record even when its lease is gone), import
 // the last export, seed again every host seeded so far (the ones the
@@ -378,7 +378,7 @@ func (c *chaos) stopAll() {
 	}
 }
 
-// deleteState deletes the queue's state keys, as the README's restore
+// deleteState deletes the queue's state keys, as the restore of docs/guarantees.md
 // says to when an import is refused (not the spool).
 func (c *chaos) deleteState() {
 	rdb := redis.NewClient(&redis.Options{Addr: c.srv.Addr})
@@ -388,7 +388,7 @@ func (c *chaos) deleteState() {
 		ks = append(ks, c.direct[3]+suffix)
 	}
 	// A store that keeps its hosts in a table of hashes names them
-	// {key}:hosts#…; the README says to delete those too.
+	// {key}:hosts#…; docs/guarantees.md says to delete those too.
 	iter := rdb.Scan(c.t.Context(), 0, c.direct[3]+":hosts#*", 1000).Iterator()
 	for iter.Next(c.t.Context()) {
 		ks = append(ks, iter.Val())

@@ -10,7 +10,7 @@ package main
 // between the probes and Redis or the endpoint (a proxy in the test: the
 // kernel has no netem, see chaos_proxy_test.go). Afterwards every host
 // must be done, every batch of every acknowledged host must have reached
-// the endpoint, and every duplicate must be one the README explains.
+// the endpoint, and every duplicate must be one docs/guarantees.md explains.
 //
 // `make test` runs a short version (about a minute); SPYDER_CHAOS=30m (make
 // soak, CHAOS_DURATION) injects faults for that long over at least 20,000
@@ -242,7 +242,7 @@ func (c *chaos) seed(hosts []string) {
 	c.seeded = append(c.seeded, hosts...)
 }
 
-// export takes a snapshot of the queue, as the README's cron line does.
+// export takes a snapshot of the queue, as the cron line of docs/guarantees.md does.
 func (c *chaos) export() {
 	out, stderr, err := tryApp(c.t.Context(), append([]string{"queue", "export"}, c.direct...)...)
 	if err != nil {

@@ -253,7 +253,7 @@ func checkRepeats(t *testing.T, runs []*runOut) int {
 	bad = bad[:0]
 	for k, ats := range emitted {
 		if f := strings.Fields(k); len(f) == 4 && f[0] == "edge" && writes[f[2]] > 1 {
-			continue // a host probed again writes its own edges again (README, Output)
+			continue // a host probed again writes its own edges again (docs/output.md)
 		}
 		confirmed := 0
 		var where []string
@@ -794,7 +794,7 @@ func TestFault_RedisOutage(t *testing.T) {
 		if st := mustQueueStats(t, backend...); st.Seen >= int64(len(w.Seeds)/4) {
 			t.Fatalf("Redis came back with %d seen hosts; it was to restart empty", st.Seen)
 		}
-		// As README's "When Redis loses its data" says: once the probes
+		// As docs/guarantees.md's "When Redis loses its data" says: once the probes
 		// have finished what they held (their acks keep probe records in
 		// the emptied queue), clear the queue's keys and import.
 		waitFor(t, 30*time.Second, "the probes to finish their hosts", func() bool {

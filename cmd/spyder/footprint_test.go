@@ -30,7 +30,7 @@ const (
 // (INFO memory used_memory after the crawl less before seeding) or
 // maxBoltBytesPerHost (the file's size) a host. It runs only with
 // SPYDER_FOOTPRINT=N, the number of hosts (100000 for the figures in
-// README):
+// docs/performance.md):
 //
 //	SPYDER_FOOTPRINT=100000 go test -count=1 -run '^TestFootprint$' -v -timeout 90m ./cmd/spyder/
 //

@@ -1,7 +1,7 @@
 // Command spyder maps how internet domains relate to each other: it probes
 // hosts (DNS, TLS certificate, robots.txt and front page) and writes the
 // graph it finds as JSON lines. Run it standalone on one bbolt file or as a
-// fleet sharing one Redis queue; see README.md and `spyder --help`.
+// fleet sharing one Redis queue; see README.md, docs/ and `spyder --help`.
 package main
 
 import (

@@ -48,7 +48,7 @@ func testCrawlOverTime(t *testing.T, backend []string) {
 	}
 
 	// The hosts whose last probe the world made fail in a way that may pass,
-	// as the README lists them (written out here, not taken from the code
+	// as docs/operating.md lists them (written out here, not taken from the code
 	// under test).
 	transient := regexp.MustCompile(`^(timeout|servfail|error|connect_error|http_5[0-9][0-9])$`)
 	var want []string

@@ -160,7 +160,7 @@ func TestE2E_IngestSurvivesRedisLoss(t *testing.T) {
 	for _, p := range probes {
 		waitFor(t, 30*time.Second, "queue_state_lost", func() bool { return len(logLines(p.log(), "queue_state_lost")) > 0 })
 	}
-	// As README's "When Redis loses its data" says: stop the probes (what
+	// As docs/guarantees.md's "When Redis loses its data" says: stop the probes (what
 	// they spooled stays in their files), clear what they wrote since the
 	// flush, import the snapshot, start them again.
 	stop(probes)
@@ -292,7 +292,7 @@ func TestE2E_RedisOutageCostsSeconds(t *testing.T) {
 	}
 }
 
-// clearQueueKeys deletes the queue's state keys under key, as README's
+// clearQueueKeys deletes the queue's state keys under key, as docs/guarantees.md's
 // restore procedure does before `queue import`: the lists and lease set,
 // and every bucket of the host table.
 func clearQueueKeys(t *testing.T, addr, key string) {

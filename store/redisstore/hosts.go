@@ -150,7 +150,7 @@ func checkLayout(ctx context.Context, c redis.UniversalClient, k keys) error {
 		return interpret("open", err)
 	}
 	if n > 0 {
-		return fmt.Errorf("queue %s is in the layout of an older spyder (keys %s and %s): export it with that spyder (spyder queue export > state.jsonl), delete the queue's keys (see README, When Redis loses its data), and import the export with this one (spyder queue import state.jsonl)",
+		return fmt.Errorf("queue %s is in the layout of an older spyder (keys %s and %s): export it with that spyder (spyder queue export > state.jsonl), delete the queue's keys (see docs/guarantees.md, When Redis loses its data), and import the export with this one (spyder queue import state.jsonl)",
 			k.pending, k.oldSeen, k.oldProbed)
 	}
 	return nil

@@ -12,18 +12,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestLayout_ReadmeTable fails when the README's Layout table and the tree
-// differ: a directory holding Go files that the table leaves out, or a row
-// naming a directory that holds none.
-func TestLayout_ReadmeTable(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+// TestLayout_ArchitectureTable fails when the Layout table of
+// docs/architecture.md and the tree differ: a directory holding Go files
+// that the table leaves out, or a row naming a directory that holds none.
+func TestLayout_ArchitectureTable(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
 	start := strings.Index(text, "\n## Layout\n")
 	if start < 0 {
-		t.Fatal("README.md has no ## Layout section")
+		t.Fatal("docs/architecture.md has no ## Layout section")
 	}
 	section := text[start+1:]
 	if next := strings.Index(section[1:], "\n## "); next >= 0 {
@@ -59,6 +59,6 @@ func TestLayout_ReadmeTable(t *testing.T) {
 	}
 	slices.Sort(dirs)
 	if diff := cmp.Diff(dirs, rows); diff != "" {
-		t.Errorf("README's Layout table and the package directories differ (-tree +README):\n%s", diff)
+		t.Errorf("docs/architecture.md's Layout table and the package directories differ (-tree +docs):\n%s", diff)
 	}
 }

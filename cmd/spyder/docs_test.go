@@ -16,16 +16,21 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// readmeFlag is one row of the README's flag table of `spyder run`.
+// operatingPage is the docs page that holds the flag tables of `spyder
+// run` and the list of `spyder queue` verbs, relative to this package.
+const operatingPage = "../../docs/operating.md"
+
+// readmeFlag is one row of the flag table of `spyder run` in operatingPage.
 type readmeFlag struct {
 	Env     []string
 	Default string
 }
 
-// mustReadmeRunFlags reads the flag table under "### `spyder run`".
+// mustReadmeRunFlags reads the flag table under "### `spyder run`" in
+// operatingPage.
 func mustReadmeRunFlags(tb testing.TB) map[string]readmeFlag {
 	tb.Helper()
-	f, err := os.Open("../../README.md")
+	f, err := os.Open(operatingPage)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -43,7 +48,7 @@ func mustReadmeRunFlags(tb testing.TB) map[string]readmeFlag {
 		case in && strings.HasPrefix(line, "| `--"):
 			cells := strings.Split(strings.Trim(line, "|"), "|")
 			if len(cells) != 4 {
-				tb.Fatalf("README flag row %q: want 4 cells", line)
+				tb.Fatalf("%s: flag row %q: want 4 cells", operatingPage, line)
 			}
 			name := strings.Fields(strings.Trim(strings.TrimSpace(cells[0]), "`"))[0]
 			var env []string
@@ -54,12 +59,12 @@ func mustReadmeRunFlags(tb testing.TB) map[string]readmeFlag {
 		}
 	}
 	if len(flags) == 0 {
-		tb.Fatal("no flag table under ### `spyder run` in README.md")
+		tb.Fatalf("no flag table under ### `spyder run` in %s", operatingPage)
 	}
 	return flags
 }
 
-// cliDefault is how the README shows f's default: its DefaultText when it
+// cliDefault is how the docs show f's default: its DefaultText when it
 // has one, on or off for a switch, a duration as written, else the value.
 func cliDefault(f cli.Flag) string {
 	df := f.(cli.DocGenerationFlag)
@@ -70,10 +75,10 @@ func cliDefault(f cli.Flag) string {
 	return val
 }
 
-// TestREADME_RunFlags fails when the README's flag table of `spyder run`
-// and the flags the binary defines differ: a flag on one side only, or a
-// different environment variable or default.
-func TestREADME_RunFlags(t *testing.T) {
+// TestDocs_RunFlags fails when the flag table of `spyder run` in
+// docs/operating.md and the flags the binary defines differ: a flag on one
+// side only, or a different environment variable or default.
+func TestDocs_RunFlags(t *testing.T) {
 	readme := mustReadmeRunFlags(t)
 	got := map[string]readmeFlag{}
 	for _, f := range runCommand().VisibleFlags() {
@@ -90,14 +95,15 @@ func TestREADME_RunFlags(t *testing.T) {
 		got[f.Names()[0]] = readmeFlag{Env: df.GetEnvVars(), Default: def}
 	}
 	if diff := cmp.Diff(readme, got); diff != "" {
-		t.Errorf("README's flags of spyder run differ from the binary's (-README +binary):\n%s", diff)
+		t.Errorf("%s: the flags of spyder run differ from the binary's (-docs +binary):\n%s", operatingPage, diff)
 	}
 }
 
-// TestREADME_QueueVerbs checks the README's list of `spyder queue` verbs
-// and their flags against the commands the binary defines, both ways.
-func TestREADME_QueueVerbs(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+// TestDocs_QueueVerbs checks the list of `spyder queue` verbs in
+// docs/operating.md and their flags against the commands the binary
+// defines, both ways.
+func TestDocs_QueueVerbs(t *testing.T) {
+	data, err := os.ReadFile(operatingPage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +111,7 @@ func TestREADME_QueueVerbs(t *testing.T) {
 	start := strings.Index(text, "### `spyder queue …`")
 	end := strings.Index(text[start:], "Exit status:")
 	if start < 0 || end < 0 {
-		t.Fatal("no ### `spyder queue …` section in README.md")
+		t.Fatalf("no ### `spyder queue …` section in %s", operatingPage)
 	}
 	section := strings.Join(strings.Fields(text[start+len("### `spyder queue …`"):start+end]), " ")
 	var mentioned []string
@@ -114,25 +120,25 @@ func TestREADME_QueueVerbs(t *testing.T) {
 		mentioned = append(mentioned, verb)
 		cmd := findCommand(queueCommand(), strings.Fields(verb))
 		if cmd == nil {
-			t.Errorf("README names `spyder queue %s`, which does not exist", verb)
+			t.Errorf("docs name `spyder queue %s`, which does not exist", verb)
 			continue
 		}
 		for _, f := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(m[2], -1) {
 			if !hasFlag(cmd, f[1]) {
-				t.Errorf("README gives `spyder queue %s` the flag --%s, which it does not have", verb, f[1])
+				t.Errorf("docs give `spyder queue %s` the flag --%s, which it does not have", verb, f[1])
 			}
 		}
 	}
 	for _, leaf := range leafCommands(queueCommand(), "") {
 		if !slices.Contains(mentioned, leaf.path) {
-			t.Errorf("README does not list `spyder queue %s`", leaf.path)
+			t.Errorf("docs do not list `spyder queue %s`", leaf.path)
 		}
 		for _, f := range []string{"db", "redis", "queue-key", "log-level", "config"} {
 			if leaf.path == "salvage" && f != "db" && f != "config" {
 				continue // bbolt only, and said so
 			}
 			if !hasFlag(leaf.cmd, f) {
-				t.Errorf("README says every queue verb takes --%s; %s does not", f, leaf.path)
+				t.Errorf("docs say every queue verb takes --%s; %s does not", f, leaf.path)
 			}
 		}
 	}
