@@ -26,7 +26,13 @@ func (p *visit) page(ctx context.Context, hc *httpConn, resp *http.Response, u *
 		p.set(spyder.StepPage, spyder.StatusNotHTML, resp.Header.Get("Content-Type"))
 		return
 	}
-	body := &capReader{r: resp.Body, n: p.c.cfg.BodyCap}
+	dec, err := decodeBody(resp)
+	if err != nil {
+		status, detail := classify(ctx, err, spyder.StatusError)
+		p.set(spyder.StepPage, status, "reading page: "+detail)
+		return
+	}
+	body := &capReader{r: decodeHTML(dec, resp.Header.Get("Content-Type")), n: p.c.cfg.BodyCap}
 	links := ExtractLinks(body, u)
 	if body.err != nil {
 		status, detail := classify(ctx, body.err, spyder.StatusError)

@@ -92,6 +92,8 @@ func TestSecure_KeyExchange(t *testing.T) {
 	}{
 		{"default server", nil, tls.CurveP256, 1},
 		{"X25519 only", []tls.CurveID{tls.X25519}, tls.X25519, 2},
+		{"P-384 only", []tls.CurveID{tls.CurveP384}, tls.CurveP384, 1},
+		{"P-521 only", []tls.CurveID{tls.CurveP521}, tls.CurveP521, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startTLSServer(t, &tls.Config{CurvePreferences: tt.server}, func(*tls.Conn) {})

@@ -132,7 +132,7 @@ func lighttpdConf(dir string, sites []*Site) string {
 }
 
 func lighttpdURL(b *strings.Builder, pattern string, r Resource) {
-	fmt.Fprintf(b, " $HTTP[\"url\"] =~ %q {\n", pattern)
+	fmt.Fprintf(b, " $HTTP[\"url\"] =~ \"%s\" {\n", pattern)
 	if r.Location != "" {
 		fmt.Fprintf(b, "  url.redirect = (\"\" => %q)\n  url.redirect-code = %d\n", r.Location, r.status())
 	} else {
