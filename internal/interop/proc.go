@@ -17,6 +17,11 @@ import (
 // It also needs root: the servers listen on ports 53 and 443.
 func RequireTools(tb testing.TB, progs ...string) {
 	tb.Helper()
+	// Debian installs the servers in /usr/sbin, which a user's PATH may
+	// leave out.
+	if path := os.Getenv("PATH"); !strings.Contains(path, "/usr/sbin") {
+		os.Setenv("PATH", path+":/usr/sbin:/sbin")
+	}
 	var missing []string
 	for _, p := range progs {
 		if _, err := exec.LookPath(p); err != nil {
