@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/spyder-crawler/spyder"
 )
@@ -67,9 +68,36 @@ func handshake(cctx context.Context, nc net.Conn, host string, curves []tls.Curv
 		if cctx.Err() != nil || isTimeout(err) {
 			return nil, &stepError{spyder.StatusTimeout, fmt.Errorf("tls handshake: %w", err)}
 		}
-		return nil, &stepError{spyder.StatusTLSError, err}
+		return nil, &stepError{spyder.StatusTLSError, tlsFailure(err)}
 	}
 	return tc, nil
+}
+
+// tlsReasons name why a handshake failed, by the text of its error: the
+// server's alert (a "remote error") or crypto/tls's own refusal.
+var tlsReasons = []struct{ match, reason string }{
+	{"remote error: tls: handshake failure", "no common key exchange group or cipher suite"},
+	{"remote error: tls: insufficient security level", "no common key exchange group or cipher suite"},
+	{"server selected unsupported curve", "no common key exchange group or cipher suite"},
+	{"unconfigured cipher suite", "no common key exchange group or cipher suite"},
+	{"remote error: tls: protocol version not supported", "no common protocol version"},
+	{"server selected unsupported protocol version", "no common protocol version"},
+	{"certificate", "certificate"},
+	{"first record does not look like a TLS handshake", "not TLS"},
+}
+
+// tlsFailure returns err with why the handshake failed put before it (see
+// tlsReasons), so that a tls step's detail tells a server that shares
+// nothing with the client from a broken certificate or a server that does
+// not speak TLS; err as it is when the reason is none of those.
+func tlsFailure(err error) error {
+	msg := err.Error()
+	for _, r := range tlsReasons {
+		if strings.Contains(msg, r.match) {
+			return fmt.Errorf("%s: %w", r.reason, err)
+		}
+	}
+	return err
 }
 
 // isHandshakeFailure reports whether err is the server's handshake_failure

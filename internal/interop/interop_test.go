@@ -193,6 +193,12 @@ func (w *world) checkSteps(t *testing.T, r *spyder.Result) {
 		if p, ok := pageSteps[s.Host]; ok {
 			want[spyder.StepPage] = p
 		}
+		if s.TLSFail != "" {
+			want[spyder.StepTLS], want[spyder.StepPage] = spyder.StatusTLSError, spyder.StatusTLSError
+			if tls := r.Outcome.Steps[1]; !strings.Contains(tls.Detail, s.TLSFail) {
+				t.Errorf("%s: tls step detail %q, want it to say %q", r.Host, tls.Detail, s.TLSFail)
+			}
+		}
 	}
 	for _, st := range r.Outcome.Steps {
 		if wv, ok := want[st.Step]; ok && !slices.Contains(strings.Split(wv, "|"), st.Status) {
@@ -226,6 +232,9 @@ func (w *world) expected() []spyder.Edge {
 			continue
 		}
 		add(spyder.ResolvesTo, h, site.IP)
+		if site.TLSFail != "" {
+			continue
+		}
 		add(spyder.UsesCert, h, site.Leaf.SPKI)
 		apex := host.Name(h).Apex()
 		for _, l := range site.Links {

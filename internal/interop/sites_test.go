@@ -72,6 +72,10 @@ func sites() []*Site {
 			Links: []string{"utf16-linked.test"}, Verified: true},
 		{Host: "r500.nginx.test", Server: "nginx", Robots: Resource{Status: 500}, Page: linkOnly("invented.test"), Verified: true},
 		{Host: "big.nginx.test", Server: "nginx", Robots: Resource{Type: "text/plain", Body: bigRobots}, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "x448.nginx.test", Server: "nginx", Groups: "X448", Robots: allowAll, Page: linkOnly("invented.test"),
+			TLSFail: "no common key exchange group"},
+		{Host: "tls10.nginx.test", Server: "nginx", TLS10: true, Robots: allowAll, Page: linkOnly("invented.test"),
+			TLSFail: "no common protocol version"},
 		{Host: "nointer.nginx.test", Server: "nginx", Cert: LeafSpec{NoInter: true}, Robots: allowAll, Page: linkOnly("nointer-linked.test"),
 			Links: []string{"nointer-linked.test"}},
 
@@ -118,6 +122,7 @@ func sites() []*Site {
 			Links: []string{"self-linked.test"}},
 		{Host: "expired.haproxy.test", Server: "haproxy", Cert: LeafSpec{Expired: true}, Robots: allowAll, Page: linkOnly("expired-linked.test"),
 			Links: []string{"expired-linked.test"}},
+		{Host: "plain.haproxy.test", Server: "haproxy", Plain: true, Robots: allowAll, Page: linkOnly("invented.test"), TLSFail: "not TLS"},
 		{Host: "p384only.haproxy.test", Server: "haproxy", Key: P384, Groups: "P-384", Robots: allowAll, Page: linkOnly("p384only-linked.test"),
 			Links: []string{"p384only-linked.test"}, Verified: true},
 	}

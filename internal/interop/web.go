@@ -18,9 +18,12 @@ func nginxConf(dir string, sites []*Site) string {
 	for _, s := range sites {
 		fmt.Fprintf(&b, " server {\n  listen %s:443 ssl;\n  server_name %s;\n  root %s;\n", s.IP, s.Host, filepath.Join(dir, "www", s.Host))
 		fmt.Fprintf(&b, "  ssl_certificate %s;\n  ssl_certificate_key %s;\n", s.Leaf.ChainFile, s.Leaf.KeyFile)
-		if s.TLS12 {
+		switch {
+		case s.TLS10:
+			b.WriteString("  ssl_protocols TLSv1;\n  ssl_ciphers DEFAULT:@SECLEVEL=0;\n")
+		case s.TLS12:
 			b.WriteString("  ssl_protocols TLSv1.2;\n")
-		} else {
+		default:
 			b.WriteString("  ssl_protocols TLSv1.2 TLSv1.3;\n")
 		}
 		if s.Groups != "" {
@@ -157,7 +160,11 @@ func haproxyConf(dir string, sites []*Site) string {
 		if s.Groups != "" {
 			opts += " curves " + s.Groups
 		}
-		fmt.Fprintf(&b, "frontend %s\n bind %s:443 ssl crt %s %s\n", s.Host, s.IP, s.Leaf.ChainFile, opts)
+		if s.Plain {
+			fmt.Fprintf(&b, "frontend %s\n bind %s:443\n", s.Host, s.IP)
+		} else {
+			fmt.Fprintf(&b, "frontend %s\n bind %s:443 ssl crt %s %s\n", s.Host, s.IP, s.Leaf.ChainFile, opts)
+		}
 		root := filepath.Join(dir, "www", s.Host)
 		haproxyRule(&b, "/robots.txt", filepath.Join(root, "robots.txt"), s.Robots)
 		haproxyRule(&b, "/", filepath.Join(root, "index.html"), s.Page)

@@ -36,6 +36,8 @@ type Site struct {
 	Cert   LeafSpec
 	Groups string // the key exchange groups the server accepts (OpenSSL names); "" its default
 	TLS12  bool   // the server speaks TLS 1.2 only
+	TLS10  bool   // the server speaks TLS 1.0 only (nginx)
+	Plain  bool   // the server speaks plain HTTP on port 443 (HAProxy)
 	Robots Resource
 	Page   Resource
 
@@ -45,6 +47,9 @@ type Site struct {
 	RedirectsTo [][2]string
 	// Verified says whether the certificate verifies for Host.
 	Verified bool
+	// TLSFail, when set, is what the tls step's detail of a correct
+	// crawl says: the handshake fails, and nothing past it is recorded.
+	TLSFail string
 
 	IP   string // given by the world
 	Leaf *Leaf  // issued by the world
