@@ -58,15 +58,15 @@ func inflate(r io.Reader) (io.Reader, error) {
 // declaration, as the HTML standard's prescan does.
 const sniffLen = 1024
 
-// decodeHTML returns r, an HTML page served with contentType, as UTF-8: the
-// encoding is the one its byte order mark, its Content-Type charset or a
-// <meta> charset in its first 1024 bytes declares (x/net/html/charset
-// reads them as the HTML standard says). A page declaring none is read
+// decodeHTML returns br, an HTML page served with contentType, as UTF-8
+// (br's buffer must hold sniffLen bytes): the encoding is the one its byte
+// order mark, its Content-Type charset or a <meta> charset in its first
+// 1024 bytes declares (x/net/html/charset reads them as the HTML standard
+// says). A page declaring none is read
 // as it is: guessing windows-1252, as the standard's last resort does,
 // would turn a UTF-8 host name further down into another, invented one.
 // A UTF-8 page is passed through without a transform.
-func decodeHTML(r io.Reader, contentType string) io.Reader {
-	br := bufio.NewReaderSize(r, sniffLen)
+func decodeHTML(br *bufio.Reader, contentType string) io.Reader {
 	preview, _ := br.Peek(sniffLen)
 	e, name, certain := charset.DetermineEncoding(preview, contentType)
 	if name == "utf-8" || !certain && name == "windows-1252" && !declaresCharset(preview) {

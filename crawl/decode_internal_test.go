@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
@@ -96,7 +97,7 @@ func TestDecodeHTML_Charsets(t *testing.T) {
 		{"iso-8859-1 by meta", "text/html", enc(charmap.ISO8859_1, append([]byte(`<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">`), latin...)), []host.Name{"xn--bcher-kva.example"}},
 	} {
 		page, _ := url.Parse("https://page.example/")
-		got := ExtractLinks(decodeHTML(bytes.NewReader(tt.body), tt.contentType), page)
+		got := ExtractLinks(decodeHTML(bufio.NewReaderSize(bytes.NewReader(tt.body), sniffLen), tt.contentType), page)
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: links %v, want %v", tt.name, got, tt.want)
 		}

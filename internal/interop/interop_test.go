@@ -29,6 +29,9 @@ var pageSteps = map[string]string{
 	"br.lighttpd.test":     spyder.StatusRobotsBlocked,
 	"rredir.lighttpd.test": spyder.StatusRobotsBlocked,
 	"loop.haproxy.test":    spyder.StatusTooManyRedirects,
+	"gz.haproxy.test":      spyder.StatusRobotsBlocked,
+	"r503.apache.test":     spyder.StatusRobotsBlocked,
+	"br.apache.test":       spyder.StatusRobotsBlocked,
 }
 
 // world is a started interop world.

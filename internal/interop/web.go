@@ -31,7 +31,10 @@ func nginxConf(dir string, sites []*Site) string {
 		}
 		nginxLocation(&b, "/robots.txt", "/robots.txt", s.Robots)
 		nginxLocation(&b, "/", "/index.html", s.Page)
-		b.WriteString(" }\n")
+		b.WriteString("  location / {\n   types { }\n   default_type text/html;\n  }\n }\n")
+		if s.HTTP {
+			fmt.Fprintf(&b, " server {\n  listen %s:80;\n  return 301 https://$host$request_uri;\n }\n", s.IP)
+		}
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -167,6 +170,9 @@ func haproxyConf(dir string, sites []*Site) string {
 		}
 		root := filepath.Join(dir, "www", s.Host)
 		haproxyRule(&b, "/robots.txt", filepath.Join(root, "robots.txt"), s.Robots)
+		if s.EarlyHint {
+			b.WriteString(" http-request early-hint Link \"</style.css>; rel=preload; as=style\" if { path / }\n")
+		}
 		haproxyRule(&b, "/", filepath.Join(root, "index.html"), s.Page)
 		b.WriteString(" http-request return status 404\n")
 	}

@@ -38,6 +38,12 @@ type Site struct {
 	TLS12  bool   // the server speaks TLS 1.2 only
 	TLS10  bool   // the server speaks TLS 1.0 only (nginx)
 	Plain  bool   // the server speaks plain HTTP on port 443 (HAProxy)
+	// EarlyHint makes the server send a 103 Early Hints before the page
+	// (HAProxy).
+	EarlyHint bool
+	// HTTP makes the server also listen on port 80, redirecting every
+	// request to https (nginx).
+	HTTP   bool
 	Robots Resource
 	Page   Resource
 
@@ -96,10 +102,16 @@ func encode(enc string, b []byte) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// contentType is r's Content-Type, text/html when unset.
+// NoType is the Type of a resource served without a Content-Type.
+const NoType = "none"
+
+// contentType is r's Content-Type: text/html when unset, "" for NoType.
 func (r Resource) contentType() string {
-	if r.Type == "" {
+	switch r.Type {
+	case "":
 		return "text/html"
+	case NoType:
+		return ""
 	}
 	return r.Type
 }
