@@ -23,12 +23,15 @@ func nginxConf(dir string, sites []*Site) string {
 			b.WriteString("  ssl_protocols TLSv1;\n  ssl_ciphers DEFAULT:@SECLEVEL=0;\n")
 		case s.TLS12:
 			b.WriteString("  ssl_protocols TLSv1.2;\n")
+		case s.TLS13:
+			b.WriteString("  ssl_protocols TLSv1.3;\n")
 		default:
 			b.WriteString("  ssl_protocols TLSv1.2 TLSv1.3;\n")
 		}
 		if s.Groups != "" {
 			fmt.Fprintf(&b, "  ssl_ecdh_curve %s;\n", s.Groups)
 		}
+		b.WriteString(s.Extra)
 		nginxLocation(&b, "/robots.txt", "/robots.txt", s.Robots)
 		nginxLocation(&b, "/", "/index.html", s.Page)
 		b.WriteString("  location / {\n   types { }\n   default_type text/html;\n  }\n }\n")
@@ -74,9 +77,12 @@ func apacheConf(dir string, sites []*Site) string {
 		root := filepath.Join(dir, "www", s.Host)
 		fmt.Fprintf(&b, "Listen %s:443 https\n<VirtualHost %s:443>\n ServerName %s\n DocumentRoot %s\n", s.IP, s.IP, s.Host, root)
 		fmt.Fprintf(&b, " SSLEngine on\n SSLCertificateFile %s\n SSLCertificateKeyFile %s\n", s.Leaf.ChainFile, s.Leaf.KeyFile)
-		if s.TLS12 {
+		switch {
+		case s.TLS12:
 			b.WriteString(" SSLProtocol -all +TLSv1.2\n")
-		} else {
+		case s.TLS13:
+			b.WriteString(" SSLProtocol -all +TLSv1.3\n")
+		default:
 			b.WriteString(" SSLProtocol -all +TLSv1.2 +TLSv1.3\n")
 		}
 		if s.Groups != "" {

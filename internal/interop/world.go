@@ -37,7 +37,10 @@ type Site struct {
 	Groups string // the key exchange groups the server accepts (OpenSSL names); "" its default
 	TLS12  bool   // the server speaks TLS 1.2 only
 	TLS10  bool   // the server speaks TLS 1.0 only (nginx)
-	Plain  bool   // the server speaks plain HTTP on port 443 (HAProxy)
+	TLS13  bool   // the server speaks TLS 1.3 only (nginx, Apache)
+	// Extra is more of the server block's directives (nginx).
+	Extra string
+	Plain bool // the server speaks plain HTTP on port 443 (HAProxy)
 	// EarlyHint makes the server send a 103 Early Hints before the page
 	// (HAProxy).
 	EarlyHint bool
