@@ -171,6 +171,13 @@ func TestInterop_World(t *testing.T) {
 	for _, r := range results {
 		got = append(got, r.Edges...)
 		w.checkSteps(t, r)
+		if testing.Verbose() {
+			var steps []string
+			for _, st := range r.Outcome.Steps {
+				steps = append(steps, st.Step+"="+st.Status)
+			}
+			t.Logf("%-26s %s", r.Host, strings.Join(steps, " "))
+		}
 		if r.Host == "lighttpd.test" && (len(r.Domains) == 0 || len(r.Domains[0].TXT) != len(bigTXT)) {
 			t.Errorf("lighttpd.test: TXT records = %d, want %d (a set only TCP carries)", len(r.Domains[0].TXT), len(bigTXT))
 		}

@@ -201,7 +201,6 @@ func names() []Name {
 		{Host: "nginx.test", Zone: "nginx.test", Site: "nginx.test", MX: []string{"mail.nginx.test"}, TXT: []string{"v=spf1 -all"}},
 		{Host: "mail.nginx.test", Zone: "nginx.test", Site: "nginx.test"},
 		{Host: "www.nginx.test", Zone: "nginx.test", CNAME: "nginx.test"},
-		{Host: "dangling.nginx.test", Zone: "nginx.test", CNAME: "gone.nginx.test"},
 		{Host: "apache.test", Zone: "apache.test", Site: "apache.test", MX: []string{"mx.lighttpd.test"}},
 		{Host: "chain.apache.test", Zone: "apache.test", CNAME: "c2.apache.test"},
 		{Host: "c2.apache.test", Zone: "apache.test", CNAME: "c3.apache.test"},
@@ -209,8 +208,9 @@ func names() []Name {
 		{Host: "lighttpd.test", Zone: "lighttpd.test", Site: "lighttpd.test", TXT: bigTXT},
 		{Host: "mx.lighttpd.test", Zone: "lighttpd.test", Site: "lighttpd.test"},
 		{Host: "wild.haproxy.test", Zone: "haproxy.test", Site: "haproxy.test", Wildcard: true},
-		{Host: "lame.test", Steps: map[string]string{"dns": "timeout|servfail"}},
-		{Host: "refused.test", Steps: map[string]string{"dns": "servfail"}},
+		{Host: "lame.test", Steps: map[string]string{"dns": "timeout|servfail", "page": "timeout|servfail"}},
+		{Host: "refused.test", Steps: map[string]string{"dns": "servfail", "page": "servfail"}},
+		{Host: "dangling.nginx.test", Zone: "nginx.test", CNAME: "gone.nginx.test", Steps: map[string]string{"dns": "ok", "page": "no_address"}},
 	}
 }
 
