@@ -2,11 +2,15 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -147,6 +151,10 @@ func freeNet(t *testing.T) Net {
 	return Net{}
 }
 
+// TestInterop_World crawls the world twice, each time checking every edge
+// and the steps: with a crawl.Crawler, and with the spyder binary as a
+// user runs it (spyder run --domains --allow-private, the world's resolver
+// and CA), whose output is read back from its JSON lines.
 func TestInterop_World(t *testing.T) {
 	w := startWorld(t)
 	if d := os.Getenv("INTEROP_HOLD"); d != "" {
@@ -154,6 +162,11 @@ func TestInterop_World(t *testing.T) {
 		hold, _ := time.ParseDuration(d)
 		time.Sleep(hold)
 	}
+	t.Run("Crawler", func(t *testing.T) { w.crawlWithCrawler(t) })
+	t.Run("SpyderRun", func(t *testing.T) { w.crawlWithSpyderRun(t) })
+}
+
+func (w *world) crawlWithCrawler(t *testing.T) {
 	c, err := crawl.New(crawl.Config{
 		Resolver: w.resolver, RootCAs: w.ca.Pool(), AllowPrivate: true, ExcludeTLDs: []string{},
 		HostTimeout: 20 * time.Second, DNSTimeout: 3 * time.Second,
@@ -170,7 +183,7 @@ func TestInterop_World(t *testing.T) {
 	var got []spyder.Edge
 	for _, r := range results {
 		got = append(got, r.Edges...)
-		w.checkSteps(t, r)
+		w.checkSteps(t, r.Outcome)
 		if testing.Verbose() {
 			var steps []string
 			for _, st := range r.Outcome.Steps {
@@ -185,8 +198,46 @@ func TestInterop_World(t *testing.T) {
 	compareEdges(t, w.expected(), got)
 }
 
+func (w *world) crawlWithSpyderRun(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "spyder")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/spyder-crawler/spyder/cmd/spyder").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ca := writeFile(t, dir, "ca.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: w.ca.Root.Raw}))
+	list := writeFile(t, dir, "domains.txt", []byte(strings.Join(w.visit, "\n")+"\n"))
+	out := filepath.Join(dir, "out.jsonl")
+	cmd := exec.Command(bin, "run", "--domains", list, "--db", filepath.Join(dir, "spyder.db"), "--allow-private",
+		"--resolver", w.resolver, "--ca-file", ca, "--out", out, "--progress=false", "--log-level", "error", "--host-timeout", "20s")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("spyder run: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []spyder.Edge
+	outcomes := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var b spyder.Batch
+		if err := json.Unmarshal([]byte(line), &b); err != nil {
+			t.Fatalf("output line %q: %v", line, err)
+		}
+		got = append(got, b.Edges...)
+		for _, o := range b.Outcomes {
+			w.checkSteps(t, o)
+			outcomes++
+		}
+	}
+	if outcomes != len(w.visit) {
+		t.Errorf("output has %d outcomes, want one per host, %d", outcomes, len(w.visit))
+	}
+	compareEdges(t, w.expected(), got)
+}
+
 // checkSteps checks the steps of r against what the world says of its host.
-func (w *world) checkSteps(t *testing.T, r *spyder.Result) {
+func (w *world) checkSteps(t *testing.T, r spyder.HostOutcome) {
 	t.Helper()
 	want := map[string]string{}
 	if n, ok := w.names[string(r.Host)]; ok {
@@ -205,12 +256,12 @@ func (w *world) checkSteps(t *testing.T, r *spyder.Result) {
 		}
 		if s.TLSFail != "" {
 			want[spyder.StepTLS], want[spyder.StepPage] = spyder.StatusTLSError, spyder.StatusTLSError
-			if tls := r.Outcome.Steps[1]; !strings.Contains(tls.Detail, s.TLSFail) {
+			if tls := r.Steps[1]; !strings.Contains(tls.Detail, s.TLSFail) {
 				t.Errorf("%s: tls step detail %q, want it to say %q", r.Host, tls.Detail, s.TLSFail)
 			}
 		}
 	}
-	for _, st := range r.Outcome.Steps {
+	for _, st := range r.Steps {
 		if wv, ok := want[st.Step]; ok && !slices.Contains(strings.Split(wv, "|"), st.Status) {
 			t.Errorf("%s: step %s = %s (%s), want %s", r.Host, st.Step, st.Status, st.Detail, wv)
 		}
