@@ -33,6 +33,7 @@ var pageSteps = map[string]string{
 	"br.lighttpd.test":     spyder.StatusRobotsBlocked,
 	"rredir.lighttpd.test": spyder.StatusRobotsBlocked,
 	"loop.haproxy.test":    spyder.StatusTooManyRedirects,
+	"chain6.haproxy.test":  spyder.StatusTooManyRedirects,
 	"gz.haproxy.test":      spyder.StatusRobotsBlocked,
 	"r503.apache.test":     spyder.StatusRobotsBlocked,
 	"br.apache.test":       spyder.StatusRobotsBlocked,

@@ -95,6 +95,9 @@ func sites() []*Site {
 			Links: []string{"close-linked.test"}, Verified: true},
 		{Host: "tls13.nginx.test", Server: "nginx", TLS13: true, Key: RSA4096, Robots: allowAll, Page: linkOnly("tls13-linked.test"),
 			Links: []string{"tls13-linked.test"}, Verified: true},
+		{Host: "sjis.nginx.test", Server: "nginx", Robots: allowAll,
+			Page:  Resource{Type: "text/html; charset=Shift_JIS", Body: in(japanese.ShiftJIS, page("", "http://例え.test/"))},
+			Links: []string{"xn--r8jz45g.test"}, Verified: true},
 		{Host: "nointer.nginx.test", Server: "nginx", Cert: LeafSpec{NoInter: true}, Robots: allowAll, Page: linkOnly("nointer-linked.test"),
 			Links: []string{"nointer-linked.test"}},
 
@@ -166,6 +169,12 @@ func sites() []*Site {
 			Page: linkOnly("invented.test"), Verified: true},
 		{Host: "rsa4096.haproxy.test", Server: "haproxy", Key: RSA4096, TLS12: true, Robots: allowAll, Page: linkOnly("rsa4096-linked.test"),
 			Links: []string{"rsa4096-linked.test"}, Verified: true},
+		{Host: "chain5.haproxy.test", Server: "haproxy", Chain: 5, Robots: allowAll, Page: linkOnly("chain5-linked.test"),
+			Links: []string{"chain5-linked.test"}, Verified: true},
+		{Host: "chain6.haproxy.test", Server: "haproxy", Chain: 6, Robots: allowAll, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "latin1.haproxy.test", Server: "haproxy", Robots: allowAll,
+			Page:  Resource{Type: "text/html; charset=ISO-8859-1", Body: in(charmap.ISO8859_1, page("", "https://straße.test/"))},
+			Links: []string{"xn--strae-oqa.test"}, Verified: true},
 		{Host: "p384only.haproxy.test", Server: "haproxy", Key: P384, Groups: "P-384", Robots: allowAll, Page: linkOnly("p384only-linked.test"),
 			Links: []string{"p384only-linked.test"}, Verified: true},
 	}

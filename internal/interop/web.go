@@ -179,7 +179,12 @@ func haproxyConf(dir string, sites []*Site) string {
 		if s.EarlyHint {
 			b.WriteString(" http-request early-hint Link \"</style.css>; rel=preload; as=style\" if { path / }\n")
 		}
-		haproxyRule(&b, "/", filepath.Join(root, "index.html"), s.Page)
+		page := "/"
+		for i := range s.Chain {
+			fmt.Fprintf(&b, " http-request redirect location /%d code 302 if { path %s }\n", i+1, page)
+			page = fmt.Sprintf("/%d", i+1)
+		}
+		haproxyRule(&b, page, filepath.Join(root, "index.html"), s.Page)
 		b.WriteString(" http-request return status 404\n")
 	}
 	return b.String()

@@ -44,6 +44,9 @@ type Site struct {
 	// EarlyHint makes the server send a 103 Early Hints before the page
 	// (HAProxy).
 	EarlyHint bool
+	// Chain makes "/" the start of that many 302 redirects, "/" to "/1"
+	// and so on, the last serving the page (HAProxy).
+	Chain int
 	// HTTP makes the server also listen on port 80, redirecting every
 	// request to https (nginx).
 	HTTP   bool
