@@ -34,6 +34,7 @@ var pageSteps = map[string]string{
 	"rredir.lighttpd.test": spyder.StatusRobotsBlocked,
 	"loop.haproxy.test":    spyder.StatusTooManyRedirects,
 	"chain6.haproxy.test":  spyder.StatusTooManyRedirects,
+	"empty.nginx.test":     spyder.StatusNotHTML,
 	"gz.haproxy.test":      spyder.StatusRobotsBlocked,
 	"r503.apache.test":     spyder.StatusRobotsBlocked,
 	"br.apache.test":       spyder.StatusRobotsBlocked,

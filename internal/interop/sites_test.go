@@ -98,6 +98,7 @@ func sites() []*Site {
 		{Host: "sjis.nginx.test", Server: "nginx", Robots: allowAll,
 			Page:  Resource{Type: "text/html; charset=Shift_JIS", Body: in(japanese.ShiftJIS, page("", "http://例え.test/"))},
 			Links: []string{"xn--r8jz45g.test"}, Verified: true},
+		{Host: "empty.nginx.test", Server: "nginx", Robots: allowAll, Page: Resource{Status: 204}, Verified: true},
 		{Host: "nointer.nginx.test", Server: "nginx", Cert: LeafSpec{NoInter: true}, Robots: allowAll, Page: linkOnly("nointer-linked.test"),
 			Links: []string{"nointer-linked.test"}},
 
