@@ -123,7 +123,9 @@ func writeFile(tb testing.TB, dir, name string, data []byte) string {
 // (BIND): the rest of 127.0.0.0/8 is reachable, but no interface holds it.
 func AddLoopback(tb testing.TB, ip string) {
 	tb.Helper()
-	if out, err := exec.Command("ip", "addr", "add", ip+"/32", "dev", "lo").CombinedOutput(); err != nil {
+	// An address left by a test that was killed is taken over.
+	out, err := exec.Command("ip", "addr", "add", ip+"/32", "dev", "lo").CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "File exists") {
 		tb.Fatalf("interop: ip addr add %s: %v: %s", ip, err, out)
 	}
 	tb.Cleanup(func() { exec.Command("ip", "addr", "del", ip+"/32", "dev", "lo").Run() })
