@@ -23,7 +23,11 @@ man: build
 # and writes), python3-networkx (GraphML and GEXF are read back by a real
 # parser), graphviz (gvpr reads back the DOT export), bash, zsh and fish
 # (the completion scripts run in them) and groff and man-db (the man page
-# is rendered by them). apt-get update runs
+# is rendered by them), and the interop world's servers (internal/interop:
+# nginx, apache2, lighttpd with its OpenSSL module, haproxy, bind9, nsd,
+# knot, pdns-server with its bind backend, unbound, and iproute2's ip). The
+# packages' own services are not started (policy-rc.d for the install):
+# the tests start the servers with configs of their own. apt-get update runs
 # first, as a fresh machine needs it.
 deps:
 	@missing=""; \
@@ -34,11 +38,18 @@ deps:
 	for c in bash zsh fish; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
+	for p in nginx:nginx apache2:apache2 lighttpd:lighttpd haproxy:haproxy named:bind9 nsd:nsd knotd:knot \
+		pdns_server:pdns-server unbound:unbound ip:iproute2; do \
+		PATH="$$PATH:/usr/sbin:/sbin" command -v $${p%%:*} >/dev/null 2>&1 || missing="$$missing $${p##*:}"; done; \
+	[ -e /usr/lib/lighttpd/mod_openssl.so ] || missing="$$missing lighttpd-mod-openssl"; \
+	ls /usr/lib/*/pdns/libbindbackend.so >/dev/null 2>&1 || missing="$$missing pdns-backend-bind"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing (apt-get)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		norc=""; [ -e /usr/sbin/policy-rc.d ] || { norc=1; printf '#!/bin/sh\nexit 101\n' | $$SUDO tee /usr/sbin/policy-rc.d >/dev/null; $$SUDO chmod +x /usr/sbin/policy-rc.d; }; \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; rc=$$?; \
+		[ -z "$$norc" ] || $$SUDO rm -f /usr/sbin/policy-rc.d; [ $$rc = 0 ] || exit 1; \
 	fi
 	@redis-server --version
 	@chromium --version

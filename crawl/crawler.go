@@ -113,7 +113,7 @@ func (p *visit) run(ctx context.Context) {
 		return
 	}
 	if len(ans.Addrs) == 0 {
-		p.setRest(spyder.StatusNoAddress, "")
+		p.setRest(noAddress(ans))
 		return
 	}
 	addrs := p.c.dialable(ans.Addrs)
@@ -122,6 +122,18 @@ func (p *visit) run(ctx context.Context) {
 		return
 	}
 	p.fetch(ctx, addrs)
+}
+
+// noAddress is the status and detail of the steps after a lookup that
+// found no address: the lookup's own failure when it failed outright
+// (a lame delegation times out or fails at the resolver: the host's
+// addresses are unknown, not absent), else no_address.
+func noAddress(ans *resolver.Answer) (string, string) {
+	switch ans.Status {
+	case spyder.StatusTimeout, spyder.StatusServFail, spyder.StatusError:
+		return ans.Status, "dns lookup failed"
+	}
+	return spyder.StatusNoAddress, ""
 }
 
 // setDNS records the dns step, with the resolvers' counts when one of

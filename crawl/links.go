@@ -29,7 +29,9 @@ const maxRawLinks = 20_000
 
 // ExtractLinks reads an HTML document from r and returns the distinct hosts
 // its links point to, in document order: `a` and `link` href, `script`,
-// `img`, `iframe` and `source` src. URLs are resolved against the first
+// `img`, `iframe` and `source` src, and the URL of a `<meta
+// http-equiv="refresh">` (a link the page follows by itself; it is
+// recorded as a link, not followed as a redirect is). URLs are resolved against the first
 // `<base href>` of the document (wherever it appears, as browsers do), itself
 // resolved against page. Only http and https links count; hosts are
 // normalised with [host.Parse], and IP literals and invalid names
@@ -50,6 +52,12 @@ func ExtractLinks(r io.Reader, page *url.URL) []host.Name {
 			continue
 		}
 		a := tagAtom(z.Raw())
+		if a == atom.Meta {
+			if u, ok := refreshURL(z); ok && len(raw) < maxRawLinks {
+				raw = append(raw, u)
+			}
+			continue
+		}
 		want, isLink := linkAttr[a]
 		if !isLink && a != atom.Base {
 			continue
@@ -169,4 +177,46 @@ func linkHost(ref *url.URL, s string) (scheme, hostname string, ok bool) {
 		return scheme, u.Hostname(), true
 	}
 	return scheme, ref.Hostname(), true
+}
+
+// refreshURL returns the URL of the meta element z has just read when it
+// is a refresh ("5; url=https://example.com/"), parsed as the HTML
+// standard's shared declarative refresh steps read its content: a
+// delay, a ';' or ',', then the URL, with or without "url=" and quotes.
+// ok is false for any other meta element and for a refresh of the page
+// itself (no URL).
+func refreshURL(z *html.Tokenizer) (u string, ok bool) {
+	var refresh bool
+	var content string
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		switch string(k) {
+		case "http-equiv":
+			refresh = strings.EqualFold(strings.TrimSpace(string(v)), "refresh")
+		case "content":
+			content = string(v)
+		}
+	}
+	if !refresh {
+		return "", false
+	}
+	s := strings.TrimLeft(content, " \t\n\f\r0123456789.")
+	s = strings.TrimLeft(s, " \t\n\f\r")
+	if s != "" && (s[0] == ';' || s[0] == ',') {
+		s = strings.TrimLeft(s[1:], " \t\n\f\r")
+	}
+	if len(s) >= 3 && strings.EqualFold(s[:3], "url") {
+		if rest := strings.TrimLeft(s[3:], " \t\n\f\r"); strings.HasPrefix(rest, "=") {
+			s = strings.TrimLeft(rest[1:], " \t\n\f\r")
+		}
+	}
+	if s != "" && (s[0] == '"' || s[0] == '\'') {
+		if end := strings.IndexByte(s[1:], s[0]); end >= 0 {
+			s = s[1 : end+1]
+		} else {
+			s = s[1:]
+		}
+	}
+	return s, s != ""
 }

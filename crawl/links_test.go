@@ -49,6 +49,10 @@ func TestExtractLinks(t *testing.T) {
 		{"self-closing and unquoted", "", `<img src=https://u.org/x.png /><a href=//q.org>x</a>`, []host.Name{"u.org", "q.org"}},
 		{"malformed markup", "", `<a href="https://m1.org/"<a href='https://m2.org/'>x</b></a><img src="https://m3.org/`, []host.Name{"m1.org"}},
 		{"first of duplicate attributes", "", `<a href="https://first.org/" href="https://second.org/">x</a>`, []host.Name{"first.org"}},
+		{"meta refresh is a link", "", `<meta http-equiv="Refresh" content="0; URL='https://moved.org/new'">
+			<meta http-equiv="refresh" content="5,https://comma.org/"><meta http-equiv="refresh" content="3;url= /same">
+			<meta http-equiv="refresh" content="10"><meta name="refresh" content="0; url=https://notrefresh.org/">`,
+			[]host.Name{"moved.org", "comma.org", "example.com"}},
 		{"unparseable URLs skipped", "", `<a href="https://%zz.org/">x</a><a href="http://a b.org/">y</a><a href="https://ok.org/">z</a>`, []host.Name{"ok.org"}},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"mime"
@@ -21,12 +22,28 @@ func (p *visit) page(ctx context.Context, hc *httpConn, resp *http.Response, u *
 		p.set(spyder.StepPage, httpStatus(code), "")
 		return
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt != "text/html" && mt != "application/xhtml+xml" {
-		p.set(spyder.StepPage, spyder.StatusNotHTML, resp.Header.Get("Content-Type"))
+	ct := resp.Header.Get("Content-Type")
+	if ct != "" && !isHTML(ct) {
+		p.set(spyder.StepPage, spyder.StatusNotHTML, ct)
 		return
 	}
-	body := &capReader{r: resp.Body, n: p.c.cfg.BodyCap}
+	dec, err := decodeBody(resp)
+	if err != nil {
+		status, detail := classify(ctx, err, spyder.StatusError)
+		p.set(spyder.StepPage, status, "reading page: "+detail)
+		return
+	}
+	br := bufio.NewReaderSize(dec, sniffLen)
+	if ct == "" {
+		// No Content-Type: sniffed as browsers do (the MIME Sniffing
+		// standard, which http.DetectContentType follows).
+		head, _ := br.Peek(512)
+		if ct = http.DetectContentType(head); !isHTML(ct) {
+			p.set(spyder.StepPage, spyder.StatusNotHTML, "sniffed "+ct)
+			return
+		}
+	}
+	body := &capReader{r: decodeHTML(br, ct), n: p.c.cfg.BodyCap}
 	links := ExtractLinks(body, u)
 	if body.err != nil {
 		status, detail := classify(ctx, body.err, spyder.StatusError)
@@ -46,6 +63,13 @@ func (p *visit) page(ctx context.Context, hc *httpConn, resp *http.Response, u *
 		hc.close()
 	}
 	p.set(spyder.StepPage, spyder.StatusOK, detail)
+}
+
+// isHTML reports whether the media type of Content-Type ct is HTML or
+// XHTML, in any case and with any parameters.
+func isHTML(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "text/html" || mt == "application/xhtml+xml"
 }
 
 // capReader reads at most n bytes of r, noting whether r had more and the

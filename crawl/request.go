@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -47,13 +48,31 @@ func (p *visit) do(ctx context.Context, hc *httpConn, path string) (*http.Respon
 		// The request is made only now, so that a visit waiting on
 		// its server does not keep it.
 		req := &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
-		resp, err = http.ReadResponse(hc.br, req)
+		resp, err = readFinal(hc.br, req)
 	}
 	if err != nil {
 		hc.close()
 		return nil, fmt.Errorf("read response: %w", err)
 	}
 	return resp, nil
+}
+
+// max1xx bounds the informational responses read before a final one, as
+// net/http's Transport bounds them.
+const max1xx = 5
+
+// readFinal reads the final response to req from br, skipping the
+// informational (1xx) responses a server may send first, such as 103 Early
+// Hints: http.ReadResponse returns each as a response of its own. 101 is
+// final: it switches protocols, which a GET of ours never asks for.
+func readFinal(br *bufio.Reader, req *http.Request) (*http.Response, error) {
+	for range max1xx + 1 {
+		resp, err := http.ReadResponse(br, req)
+		if err != nil || resp.StatusCode < 100 || resp.StatusCode > 199 || resp.StatusCode == 101 {
+			return resp, err
+		}
+	}
+	return nil, fmt.Errorf("more than %d informational (1xx) responses", max1xx)
 }
 
 // reqBufs holds request buffers between requests: a request is a few

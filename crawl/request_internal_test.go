@@ -130,3 +130,31 @@ func TestConn_NoReaderBetweenResponses(t *testing.T) {
 		t.Fatal("reader held after the last response")
 	}
 }
+
+// TestReadFinal_SkipsInformational: 103 Early Hints and 100 Continue
+// before the final response are skipped; 101 is final; more than max1xx
+// informational responses are an error.
+func TestReadFinal_SkipsInformational(t *testing.T) {
+	const final = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+	hint := "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+	req := &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	for _, tt := range []struct {
+		name, in string
+		want     int
+		err      bool
+	}{
+		{"final only", final, 200, false},
+		{"early hints", hint + hint + final, 200, false},
+		{"continue", "HTTP/1.1 100 Continue\r\n\r\n" + final, 200, false},
+		{"switching protocols", "HTTP/1.1 101 Switching Protocols\r\n\r\n", 101, false},
+		{"too many", strings.Repeat(hint, max1xx+1) + final, 0, true},
+	} {
+		resp, err := readFinal(bufio.NewReader(strings.NewReader(tt.in)), req)
+		switch {
+		case tt.err && err == nil:
+			t.Errorf("%s: readFinal = %d, want an error", tt.name, resp.StatusCode)
+		case !tt.err && (err != nil || resp.StatusCode != tt.want):
+			t.Errorf("%s: readFinal = %v, %v; want %d", tt.name, resp, err, tt.want)
+		}
+	}
+}

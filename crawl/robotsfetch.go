@@ -91,12 +91,19 @@ func (p *visit) readRobots(ctx context.Context, hc *httpConn, resp *http.Respons
 	case c < 200 || c > 299:
 		return robots.Fixed(true, "robots.txt answered "+resp.Status), httpStatus(c), "", nil
 	}
-	body := &capReader{r: resp.Body, n: robots.MaxSize}
-	data, _ := io.ReadAll(body)
-	if body.err != nil {
-		status, detail := classify(ctx, body.err, spyder.StatusError)
+	var data []byte
+	dec, err := decodeBody(resp)
+	if err == nil {
+		body := &capReader{r: dec, n: robots.MaxSize}
+		data, _ = io.ReadAll(body)
+		err = body.err
+	}
+	if err != nil {
+		// Unreadable, or in a coding we cannot undo: its rules are
+		// unknown, which is not "no rules".
+		status, detail := classify(ctx, err, spyder.StatusError)
 		if status == spyder.StatusTimeout {
-			return nil, status, "reading robots.txt: " + detail, body.err
+			return nil, status, "reading robots.txt: " + detail, err
 		}
 		return robots.Fixed(false, "robots.txt unreadable: "+detail), spyder.StatusError, detail, nil
 	}

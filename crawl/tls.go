@@ -8,24 +8,29 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/spyder-crawler/spyder"
 )
 
 // Key exchanges a handshake offers. Go sends a key share for the first
-// group of its own fixed order that Config.CurvePreferences allows, so the
-// order of these lists does not choose the share: the lists do. The first
-// try offers P-256 alone: every TLS 1.3 server must support it, and a
-// client's P-256 key generation and exchange take about three quarters of
-// X25519's CPU (Go computes P-256 key generation from a precomputed table).
-// A server that refuses it (one configured for X25519 alone) is asked again,
-// on a new connection, with X25519 first; see isHandshakeFailure. Neither
-// offers the post-quantum hybrid Go would send by default, which costs a
-// few times the CPU of the whole classic exchange on both sides, for pages
-// that are public.
+// group of its own fixed order (X25519, P-256, P-384, P-521) that
+// Config.CurvePreferences allows, so the order of these lists does not
+// choose the share: the lists do. The first try shares a P-256 key: every
+// TLS 1.3 server must support it, and a client's P-256 key generation and
+// exchange take about three quarters of X25519's CPU (Go computes P-256
+// key generation from a precomputed table). It also offers P-384 and
+// P-521, which cost nothing until a server picks them: a TLS 1.3 server
+// that accepts only those asks for a share of one (HelloRetryRequest), and
+// a TLS 1.2 server with an ECDSA P-384 certificate may use it only when
+// the client lists P-384. A server that refuses all three (one configured
+// for X25519 alone) is asked again, on a new connection, with X25519 first;
+// see isHandshakeFailure. Neither offers the post-quantum hybrid Go would
+// send by default, which costs a few times the CPU of the whole classic
+// exchange on both sides, for pages that are public.
 var (
-	curvesFirst    = []tls.CurveID{tls.CurveP256}
-	curvesFallback = []tls.CurveID{tls.X25519, tls.CurveP256}
+	curvesFirst    = []tls.CurveID{tls.CurveP256, tls.CurveP384, tls.CurveP521}
+	curvesFallback = []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384, tls.CurveP521}
 )
 
 // handshake completes a TLS handshake over nc with SNI host, offering
@@ -63,9 +68,36 @@ func handshake(cctx context.Context, nc net.Conn, host string, curves []tls.Curv
 		if cctx.Err() != nil || isTimeout(err) {
 			return nil, &stepError{spyder.StatusTimeout, fmt.Errorf("tls handshake: %w", err)}
 		}
-		return nil, &stepError{spyder.StatusTLSError, err}
+		return nil, &stepError{spyder.StatusTLSError, tlsFailure(err)}
 	}
 	return tc, nil
+}
+
+// tlsReasons name why a handshake failed, by the text of its error: the
+// server's alert (a "remote error") or crypto/tls's own refusal.
+var tlsReasons = []struct{ match, reason string }{
+	{"remote error: tls: handshake failure", "no common key exchange group or cipher suite"},
+	{"remote error: tls: insufficient security level", "no common key exchange group or cipher suite"},
+	{"server selected unsupported curve", "no common key exchange group or cipher suite"},
+	{"unconfigured cipher suite", "no common key exchange group or cipher suite"},
+	{"remote error: tls: protocol version not supported", "no common protocol version"},
+	{"server selected unsupported protocol version", "no common protocol version"},
+	{"certificate", "certificate"},
+	{"first record does not look like a TLS handshake", "not TLS"},
+}
+
+// tlsFailure returns err with why the handshake failed put before it (see
+// tlsReasons), so that a tls step's detail tells a server that shares
+// nothing with the client from a broken certificate or a server that does
+// not speak TLS; err as it is when the reason is none of those.
+func tlsFailure(err error) error {
+	msg := err.Error()
+	for _, r := range tlsReasons {
+		if strings.Contains(msg, r.match) {
+			return fmt.Errorf("%s: %w", r.reason, err)
+		}
+	}
+	return err
 }
 
 // isHandshakeFailure reports whether err is the server's handshake_failure

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,6 +93,8 @@ func TestSecure_KeyExchange(t *testing.T) {
 	}{
 		{"default server", nil, tls.CurveP256, 1},
 		{"X25519 only", []tls.CurveID{tls.X25519}, tls.X25519, 2},
+		{"P-384 only", []tls.CurveID{tls.CurveP384}, tls.CurveP384, 1},
+		{"P-521 only", []tls.CurveID{tls.CurveP521}, tls.CurveP521, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startTLSServer(t, &tls.Config{CurvePreferences: tt.server}, func(*tls.Conn) {})
@@ -193,4 +196,50 @@ func handshakeState(ctx context.Context, nc net.Conn, host string, curves []tls.
 	var state *tls.ConnectionState
 	tc, err := handshake(ctx, nc, host, curves, func(cs *tls.ConnectionState) { state = cs })
 	return tc, state, err
+}
+
+// TestSecure_FailureSaysWhy: a handshake that fails names why in its
+// detail: a server sharing no group with the offer (X25519 alone, asked
+// with the first try's groups), one speaking only TLS 1.1, one not
+// speaking TLS at all.
+func TestSecure_FailureSaysWhy(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  *tls.Config
+		want string
+	}{
+		{"no common group", &tls.Config{CurvePreferences: []tls.CurveID{tls.X25519}}, "no common key exchange group"},
+		{"TLS 1.1 only", &tls.Config{MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}, "no common protocol version"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startTLSServer(t, tt.cfg, func(*tls.Conn) {})
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			_, err := handshake(ctx, srv.dial(ctx, t), "tls.example", curvesFirst, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("handshake error = %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+	t.Run("not TLS", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			if c, err := ln.Accept(); err == nil {
+				c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
+				c.Close()
+			}
+		}()
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = handshake(t.Context(), nc, "tls.example", curvesFirst, nil)
+		if err == nil || !strings.Contains(err.Error(), "not TLS") {
+			t.Errorf("handshake error = %v, want one saying %q", err, "not TLS")
+		}
+	})
 }

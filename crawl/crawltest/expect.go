@@ -129,6 +129,9 @@ func (p *plan) expectHost(h string, addEdge func(spyder.Edge)) string {
 	if excludedTLDs[h[strings.LastIndexByte(h, '.')+1:]] {
 		return "excluded"
 	}
+	if len(addrs) == 0 && p.lame[h] {
+		return "servfail" // the lookup failed: its addresses are unknown, not absent
+	}
 	if len(addrs) == 0 {
 		return "no_address"
 	}

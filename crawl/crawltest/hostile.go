@@ -40,7 +40,7 @@ var hostileOutcomes = map[string]string{
 	hostCNAMELoop:   "page:no_address",
 	hostCNAMEChain:  "page:ok",
 	hostSilentDNS:   "dns:timeout",
-	hostLameAlias:   "page:no_address",
+	hostLameAlias:   "page:servfail", // its addresses are unknown, not absent
 }
 
 const (

@@ -1,0 +1,236 @@
+package interop
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
+	"golang.org/x/text/encoding/unicode"
+)
+
+// page is an HTML page linking to each of hrefs.
+func page(head string, hrefs ...string) []byte {
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html><head>" + head + "<title>interop</title></head><body>\n")
+	for _, h := range hrefs {
+		b.WriteString(`<p><a href="` + h + `">a link</a></p>` + "\n")
+	}
+	b.WriteString("</body></html>\n")
+	return []byte(b.String())
+}
+
+// in encodes s with e.
+func in(e encoding.Encoding, s []byte) []byte {
+	b, err := e.NewEncoder().Bytes(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+var (
+	allowAll    = Resource{Type: "text/plain", Body: []byte("User-agent: *\nAllow: /\n")}
+	disallowAll = []byte("User-agent: *\nDisallow: /\n")
+	// bigRobots disallows everything in its first line, then runs past
+	// the 500 KiB a crawler must read.
+	bigRobots = append(append([]byte{}, disallowAll...), []byte(strings.Repeat("# padding padding padding padding padding padding\n", 12000))...)
+)
+
+// linkOnly is a page of allowAll's site linking to each of hosts.
+func linkOnly(hosts ...string) Resource {
+	var hrefs []string
+	for _, h := range hosts {
+		hrefs = append(hrefs, "https://"+h+"/")
+	}
+	return Resource{Body: page("", hrefs...)}
+}
+
+// sites is the world's HTTPS sites, one address each, in the order of their
+// addresses.
+func sites() []*Site {
+	return []*Site{
+		// nginx
+		{Host: "nginx.test", Server: "nginx", Key: RSA2048, Cert: LeafSpec{Names: []string{"nginx.test", "www.nginx.test"}}, Robots: allowAll,
+			Page:  Resource{Body: page("", "https://apache.test/", "https://www.lighttpd.test/x", "//haproxy.test/y", "/about", "mailto:a@b.test")},
+			Links: []string{"nginx.test", "apache.test", "www.lighttpd.test", "haproxy.test"}, Verified: true},
+		{Host: "gz.nginx.test", Server: "nginx", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
+			Page: linkOnly("invented.test"), Verified: true},
+		{Host: "gzpage.nginx.test", Server: "nginx", Robots: allowAll,
+			Page: Resource{Encoding: "gzip", Body: page("", "https://gzip-linked.test/")}, Links: []string{"gzip-linked.test"}, Verified: true},
+		{Host: "x25519.nginx.test", Server: "nginx", Groups: "X25519", Robots: allowAll, Page: linkOnly("x25519-linked.test"),
+			Links: []string{"x25519-linked.test"}, Verified: true},
+		{Host: "p384.nginx.test", Server: "nginx", Key: P384, Groups: "secp384r1", Robots: allowAll, Page: linkOnly("p384-linked.test"),
+			Links: []string{"p384-linked.test"}, Verified: true},
+		{Host: "tls12.nginx.test", Server: "nginx", Key: P384, TLS12: true, Robots: allowAll, Page: linkOnly("tls12-linked.test"),
+			Links: []string{"tls12-linked.test"}, Verified: true},
+		{Host: "ed25519.nginx.test", Server: "nginx", Key: Ed25519, Robots: allowAll, Page: linkOnly("ed25519-linked.test"),
+			Links: []string{"ed25519-linked.test"}, Verified: true},
+		{Host: "utf16.nginx.test", Server: "nginx", Robots: allowAll,
+			Page:  Resource{Type: "text/html; charset=utf-16", Body: in(unicode.UTF16(unicode.LittleEndian, unicode.UseBOM), page("", "https://utf16-linked.test/"))},
+			Links: []string{"utf16-linked.test"}, Verified: true},
+		{Host: "r500.nginx.test", Server: "nginx", Robots: Resource{Status: 500}, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "big.nginx.test", Server: "nginx", Robots: Resource{Type: "text/plain", Body: bigRobots}, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "x448.nginx.test", Server: "nginx", Groups: "X448", Robots: allowAll, Page: linkOnly("invented.test"),
+			TLSFail: "no common key exchange group"},
+		{Host: "tls10.nginx.test", Server: "nginx", TLS10: true, Robots: allowAll, Page: linkOnly("invented.test"),
+			TLSFail: "no common protocol version"},
+		{Host: "notype.nginx.test", Server: "nginx", Robots: allowAll, Page: Resource{Type: NoType, Body: page("", "https://notype-linked.test/")},
+			Links: []string{"notype-linked.test"}, Verified: true},
+		{Host: "xhtml.nginx.test", Server: "nginx", Robots: allowAll,
+			Page: Resource{Type: "application/xhtml+xml; charset=utf-8", Body: []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head><body><a href="https://xhtml-linked.test/">x</a></body></html>`)},
+			Links: []string{"xhtml-linked.test"}, Verified: true},
+		{Host: "relredir.nginx.test", Server: "nginx", Robots: allowAll, Page: Resource{Status: 307, Location: "/index.html", Body: page("", "https://relredir-linked.test/")},
+			Links: []string{"relredir-linked.test"}, Verified: true},
+		{Host: "tohttp.nginx.test", Server: "nginx", Robots: allowAll, Page: Resource{Status: 303, Location: "http://plainhop.nginx.test/"},
+			Links: []string{"plainhop-linked.test"}, Verified: true},
+		{Host: "plainhop.nginx.test", Server: "nginx", HTTP: true, Robots: allowAll, Page: linkOnly("plainhop-linked.test"),
+			Links: []string{"plainhop-linked.test"}, Verified: true},
+		{Host: "chunked.nginx.test", Server: "nginx", Extra: "  ssi on;\n", Robots: allowAll,
+			Page:  Resource{Body: page(`<!--# echo var="host" -->`, "https://chunked-linked.test/")},
+			Links: []string{"chunked-linked.test"}, Verified: true},
+		{Host: "close.nginx.test", Server: "nginx", Extra: "  keepalive_timeout 0;\n", Robots: allowAll, Page: linkOnly("close-linked.test"),
+			Links: []string{"close-linked.test"}, Verified: true},
+		{Host: "tls13.nginx.test", Server: "nginx", TLS13: true, Key: RSA4096, Robots: allowAll, Page: linkOnly("tls13-linked.test"),
+			Links: []string{"tls13-linked.test"}, Verified: true},
+		{Host: "sjis.nginx.test", Server: "nginx", Robots: allowAll,
+			Page:  Resource{Type: "text/html; charset=Shift_JIS", Body: in(japanese.ShiftJIS, page("", "http://例え.test/"))},
+			Links: []string{"xn--r8jz45g.test"}, Verified: true},
+		{Host: "empty.nginx.test", Server: "nginx", Robots: allowAll, Page: Resource{Status: 204}, Verified: true},
+		{Host: "nointer.nginx.test", Server: "nginx", Cert: LeafSpec{NoInter: true}, Robots: allowAll, Page: linkOnly("nointer-linked.test"),
+			Links: []string{"nointer-linked.test"}},
+
+		// Apache
+		{Host: "apache.test", Server: "apache", Key: RSA4096, Robots: allowAll,
+			Page:  Resource{Type: "TEXT/HTML; Charset=UTF-8", Body: page(`<base href="https://cdn.lighttpd.test/">`, "a.html", "https://nginx.test/")},
+			Links: []string{"cdn.lighttpd.test", "nginx.test"}, Verified: true},
+		{Host: "deflate.apache.test", Server: "apache", Robots: Resource{Type: "text/plain", Encoding: "deflate", Body: disallowAll},
+			Page: linkOnly("invented.test"), Verified: true},
+		{Host: "deflatepage.apache.test", Server: "apache", Robots: allowAll,
+			Page: Resource{Encoding: "deflate", Body: page("", "https://deflate-linked.test/")}, Links: []string{"deflate-linked.test"}, Verified: true},
+		{Host: "r403.apache.test", Server: "apache", Robots: Resource{Status: 403}, Page: linkOnly("r403-linked.test"),
+			Links: []string{"r403-linked.test"}, Verified: true},
+		{Host: "p521.apache.test", Server: "apache", Groups: "P-521", Robots: allowAll, Page: linkOnly("p521-linked.test"),
+			Links: []string{"p521-linked.test"}, Verified: true},
+		{Host: "w1252.apache.test", Server: "apache", Robots: allowAll,
+			Page:  Resource{Type: "text/html; charset=windows-1252", Body: in(charmap.Windows1252, page("", "http://bücher.test/"))},
+			Links: []string{"xn--bcher-kva.test"}, Verified: true},
+		{Host: "redir.apache.test", Server: "apache", Robots: allowAll, Page: Resource{Status: 301, Location: "https://nginx.test/"},
+			RedirectsTo: [][2]string{{"redir.apache.test", "nginx.test"}}, Links: []string{"nginx.test", "www.lighttpd.test", "haproxy.test"}, Verified: true},
+		{Host: "refresh.apache.test", Server: "apache", Robots: allowAll,
+			Page:  Resource{Body: page(`<meta http-equiv="refresh" content="0; url=https://refresh-target.test/">`)},
+			Links: []string{"refresh-target.test"}, Verified: true},
+		{Host: "ed25519.apache.test", Server: "apache", Key: Ed25519, TLS13: true, Robots: allowAll, Page: linkOnly("ed25519a-linked.test"),
+			Links: []string{"ed25519a-linked.test"}, Verified: true},
+		{Host: "nointer.apache.test", Server: "apache", Cert: LeafSpec{NoInter: true}, Robots: allowAll, Page: linkOnly("nointera-linked.test"),
+			Links: []string{"nointera-linked.test"}},
+		{Host: "r503.apache.test", Server: "apache", Robots: Resource{Status: 503}, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "br.apache.test", Server: "apache", Robots: Resource{Type: "text/plain", Encoding: "br", Body: disallowAll},
+			Page: linkOnly("invented.test"), Verified: true},
+		{Host: "tls12rsa.apache.test", Server: "apache", Key: RSA2048, TLS12: true, Groups: "P-384", Robots: allowAll,
+			Page: linkOnly("tls12rsa-linked.test"), Links: []string{"tls12rsa-linked.test"}, Verified: true},
+
+		// lighttpd
+		{Host: "lighttpd.test", Server: "lighttpd", Groups: "P-256", Robots: allowAll, Page: linkOnly("nginx.test", "apache.test"),
+			Links: []string{"nginx.test", "apache.test"}, Verified: true},
+		{Host: "br.lighttpd.test", Server: "lighttpd", Robots: Resource{Type: "text/plain", Encoding: "br", Body: disallowAll},
+			Page: linkOnly("invented.test"), Verified: true},
+		{Host: "brpage.lighttpd.test", Server: "lighttpd", Robots: allowAll,
+			Page: Resource{Encoding: "br", Body: page("", "https://br-linked.test/")}, Links: []string{"br-linked.test"}, Verified: true},
+		{Host: "sjis.lighttpd.test", Server: "lighttpd", Robots: allowAll,
+			Page:  Resource{Body: in(japanese.ShiftJIS, page(`<meta charset="shift_jis">`, "http://日本.test/"))},
+			Links: []string{"xn--wgv71a.test"}, Verified: true},
+		{Host: "p384.lighttpd.test", Server: "lighttpd", Key: P384, Groups: "P-384:P-521", Robots: allowAll, Page: linkOnly("p384l-linked.test"),
+			Links: []string{"p384l-linked.test"}, Verified: true},
+		{Host: "tls12.lighttpd.test", Server: "lighttpd", Key: P384, TLS12: true, Robots: allowAll, Page: linkOnly("tls12l-linked.test"),
+			Links: []string{"tls12l-linked.test"}, Verified: true},
+		{Host: "rredir.lighttpd.test", Server: "lighttpd", Robots: Resource{Status: 301, Location: "https://gz.nginx.test/robots.txt"},
+			Page: linkOnly("invented.test"), Verified: true},
+
+		// HAProxy
+		{Host: "haproxy.test", Server: "haproxy", Groups: "X25519", Robots: allowAll, Page: linkOnly("nginx.test"),
+			Links: []string{"nginx.test"}, Verified: true},
+		{Host: "htmlrobots.haproxy.test", Server: "haproxy", Robots: Resource{Body: page("", "https://robots-page-link.test/")},
+			Page: linkOnly("htmlrobots-linked.test"), Links: []string{"htmlrobots-linked.test"}, Verified: true},
+		{Host: "loop.haproxy.test", Server: "haproxy", Robots: allowAll, Page: Resource{Status: 302, Location: "/"}, Verified: true},
+		{Host: "self.haproxy.test", Server: "haproxy", Cert: LeafSpec{Self: true}, Robots: allowAll, Page: linkOnly("self-linked.test"),
+			Links: []string{"self-linked.test"}},
+		{Host: "expired.haproxy.test", Server: "haproxy", Cert: LeafSpec{Expired: true}, Robots: allowAll, Page: linkOnly("expired-linked.test"),
+			Links: []string{"expired-linked.test"}},
+		{Host: "plain.haproxy.test", Server: "haproxy", Plain: true, Robots: allowAll, Page: linkOnly("invented.test"), TLSFail: "not TLS"},
+		{Host: "hints.haproxy.test", Server: "haproxy", EarlyHint: true, Robots: allowAll, Page: linkOnly("hints-linked.test"),
+			Links: []string{"hints-linked.test"}, Verified: true},
+		{Host: "protorel.haproxy.test", Server: "haproxy", Robots: allowAll, Page: Resource{Status: 308, Location: "//lighttpd.test/"},
+			RedirectsTo: [][2]string{{"protorel.haproxy.test", "lighttpd.test"}}, Links: []string{"nginx.test", "apache.test"}, Verified: true},
+		{Host: "r401.haproxy.test", Server: "haproxy", Robots: Resource{Status: 401}, Page: linkOnly("r401-linked.test"),
+			Links: []string{"r401-linked.test"}, Verified: true},
+		{Host: "gz.haproxy.test", Server: "haproxy", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
+			Page: linkOnly("invented.test"), Verified: true},
+		{Host: "rsa4096.haproxy.test", Server: "haproxy", Key: RSA4096, TLS12: true, Robots: allowAll, Page: linkOnly("rsa4096-linked.test"),
+			Links: []string{"rsa4096-linked.test"}, Verified: true},
+		{Host: "chain5.haproxy.test", Server: "haproxy", Chain: 5, Robots: allowAll, Page: linkOnly("chain5-linked.test"),
+			Links: []string{"chain5-linked.test"}, Verified: true},
+		{Host: "chain6.haproxy.test", Server: "haproxy", Chain: 6, Robots: allowAll, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "latin1.haproxy.test", Server: "haproxy", Robots: allowAll,
+			Page:  Resource{Type: "text/html; charset=ISO-8859-1", Body: in(charmap.ISO8859_1, page("", "https://straße.test/"))},
+			Links: []string{"xn--strae-oqa.test"}, Verified: true},
+		{Host: "p384only.haproxy.test", Server: "haproxy", Key: P384, Groups: "P-384", Robots: allowAll, Page: linkOnly("p384only-linked.test"),
+			Links: []string{"p384only-linked.test"}, Verified: true},
+	}
+}
+
+// Name is a DNS name of the world with the records it owns, in the zone of
+// the apex Zone; Site gives it an A record to that site's address.
+type Name struct {
+	Host, Zone string
+	Site       string
+	CNAME      string
+	MX         []string
+	TXT        []string
+	Wildcard   bool // the records are owned by *.Host, and the crawl visits any.Host
+	// Steps are the statuses a correct crawl's steps end with, where the
+	// test checks them.
+	Steps map[string]string
+}
+
+// bigTXT is a TXT set larger than a UDP answer of 4096 bytes: the
+// resolver truncates it, and only TCP carries it.
+var bigTXT = func() []string {
+	var txt []string
+	for i := range 30 {
+		txt = append(txt, fmt.Sprintf("%02d-%s", i, strings.Repeat("x", 200)))
+	}
+	return txt
+}()
+
+// names are the world's DNS names beyond the sites' own A records.
+func names() []Name {
+	return []Name{
+		{Host: "nginx.test", Zone: "nginx.test", Site: "nginx.test", MX: []string{"mail.nginx.test"}, TXT: []string{"v=spf1 -all"}},
+		{Host: "mail.nginx.test", Zone: "nginx.test", Site: "nginx.test"},
+		{Host: "www.nginx.test", Zone: "nginx.test", CNAME: "nginx.test"},
+		{Host: "apache.test", Zone: "apache.test", Site: "apache.test", MX: []string{"mx.lighttpd.test"}},
+		{Host: "chain.apache.test", Zone: "apache.test", CNAME: "c2.apache.test"},
+		{Host: "c2.apache.test", Zone: "apache.test", CNAME: "c3.apache.test"},
+		{Host: "c3.apache.test", Zone: "apache.test", CNAME: "apache.test"},
+		{Host: "lighttpd.test", Zone: "lighttpd.test", Site: "lighttpd.test", TXT: bigTXT, MX: []string{"mx.lighttpd.test"}},
+		{Host: "mx.lighttpd.test", Zone: "lighttpd.test", Site: "lighttpd.test"},
+		{Host: "haproxy.test", Zone: "haproxy.test", Site: "haproxy.test", MX: []string{"mx1.nginx.test", "mx2.apache.test"},
+			TXT: []string{"v=spf1 mx -all", "site-verification=interop"}},
+		{Host: "wild.haproxy.test", Zone: "haproxy.test", Site: "haproxy.test", Wildcard: true},
+		{Host: "lame.test", Steps: map[string]string{"dns": "timeout|servfail", "page": "timeout|servfail"}},
+		{Host: "refused.test", Steps: map[string]string{"dns": "servfail", "page": "servfail"}},
+		{Host: "dangling.nginx.test", Zone: "nginx.test", CNAME: "gone.nginx.test", Steps: map[string]string{"dns": "ok", "page": "no_address"}},
+	}
+}
+
+// zones are the world's zones and their servers: every site's host is in
+// the zone of its apex.
+var zones = map[string][]string{
+	"nginx.test":    {"nsd"},
+	"apache.test":   {"knot"},
+	"lighttpd.test": {"pdns"},
+	"haproxy.test":  {"nsd", "knot"},
+}
