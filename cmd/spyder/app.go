@@ -38,11 +38,11 @@ func exitCode(err error) int {
 	var ec cli.ExitCoder
 	switch {
 	case errors.As(err, &ue):
-		return 2
+		return exitUsage
 	case errors.As(err, &ec):
 		return ec.ExitCode()
 	}
-	return 1
+	return exitError
 }
 
 // newApp builds the command line, writing output to stdout and messages
@@ -56,7 +56,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"and writes the nodes and edges it finds. Standalone, the crawl state lives in one bbolt\n" +
 			"file (--db) and survives Ctrl-C or a crash; in a fleet, every probe shares one Redis\n" +
 			"queue (--redis). Every flag also reads an environment variable (shown in [brackets])\n" +
-			"and, with --config FILE, a YAML file whose keys are the flag names.",
+			"and, with --config FILE, a YAML file whose keys are the flag names.\n\n" + exitHelp,
+		Reader:               strings.NewReader(""), // main gives os.Stdin; tests give none
 		Writer:               stdout,
 		ErrWriter:            stderr,
 		ExitErrHandler:       func(*cli.Context, error) {},

@@ -33,7 +33,10 @@ func runCommand() *cli.Command {
 			"when nothing is pending or in flight, and a run stopped by Ctrl-C or a crash resumes\n" +
 			"where it left off when started again. With --redis it is one probe of a fleet: it\n" +
 			"works until signalled (or --exit-when-empty). Ctrl-C finishes the hosts in flight\n" +
-			"(up to --grace) and hands the rest back; a second Ctrl-C exits at once.",
+			"(up to --grace) and hands the rest back; a second Ctrl-C exits at once.\n\n" +
+			"Hosts come from --domains, or from stdin when it is a pipe or a file (cat list | spyder\n" +
+			"run), or from the queue. A standalone run with nothing pending once seeded (every host\n" +
+			"already done, or an empty --db) writes nothing and exits 1 saying so.\n\n" + exitHelp,
 		Flags:  runFlags(),
 		Action: runAction,
 	})
@@ -73,7 +76,7 @@ func runAction(c *cli.Context) error {
 			// after a later Ctrl-C, and seeding is idempotent, so running
 			// again takes up the rest.
 			log.Info("stop", "during", "start", "signalled", true)
-			return nil
+			return interrupted(strings.TrimSpace(c.String("redis")) != "", cfg.exitIfEmpty, -1)
 		}
 		created.remove()
 		return err
@@ -88,6 +91,9 @@ func runAction(c *cli.Context) error {
 		"pending", st.Pending, "processing", st.Processing, "dead", st.Dead, "signalled", ctx.Err() != nil)
 	if err := closeBackend(b); err != nil && runErr == nil {
 		runErr = err
+	}
+	if runErr == nil && ctx.Err() != nil {
+		runErr = interrupted(b.Shared(), cfg.exitIfEmpty, st.Pending+st.Processing)
 	}
 	return runErr
 }
@@ -142,9 +148,21 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 // a --revisit and, standalone, hands back the leases an earlier run left in
 // the file.
 func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) error {
-	if cfg.domains != "" {
-		if _, err := queue.SeedFile(ctx, b, cfg.domains, os.Stdin, log); err != nil {
+	var rep *queue.SeedReport
+	switch {
+	case cfg.domains != "":
+		r, err := queue.SeedFile(ctx, b, cfg.domains, cfg.stdin, log)
+		if err != nil {
 			return err
+		}
+		rep = &r
+	case cfg.pipedStdin:
+		r, err := seedImplicitStdin(ctx, cfg, b, log)
+		if err != nil {
+			return err
+		}
+		if r.Lines > 0 {
+			cfg.domains, rep = "-", &r
 		}
 	}
 	if cfg.revisit > 0 {
@@ -154,10 +172,18 @@ func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logg
 		}
 		log.Info("revisit", "requeued", n, "older_than", cfg.revisit.String())
 	}
-	if !b.Shared() {
-		if err := worker.Recover(ctx, b, log); err != nil {
-			return fmt.Errorf("%s: %w", b.Name(), err)
-		}
+	if b.Shared() {
+		return nil
+	}
+	if err := worker.Recover(ctx, b, log); err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	st, err := b.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	if st.Pending == 0 && st.Processing == 0 {
+		return errNothingToDo(cfg, b.Name(), rep, st)
 	}
 	return nil
 }
@@ -243,10 +269,6 @@ func (r *running) run(ctx context.Context, stderr *lineWriter, progress bool) er
 	if st, err := r.q.Stats(ctx); err == nil {
 		r.loop.NoteSeen(st.Seen)
 		r.m.ObserveQueue(st)
-		if !r.q.Shared() && st.Pending == 0 && st.Processing == 0 {
-			r.log.Warn("nothing_to_do", "queue", r.q.Name(), "dead", st.Dead,
-				"note", "nothing is pending: give --domains, or see `spyder queue dead list`")
-		}
 	}
 	watchDone := make(chan struct{})
 	watchCtx, stopWatch := context.WithCancel(bg)

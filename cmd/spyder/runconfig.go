@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net"
 	"strings"
 	"time"
@@ -17,6 +18,8 @@ import (
 // runConfig is what the flags of `spyder run` ask for, checked.
 type runConfig struct {
 	domains     string        // seed from this file first ("-": stdin)
+	stdin       io.Reader     // what "-" reads: the app's Reader
+	pipedStdin  bool          // no --domains, and stdin is a pipe or file: seed from it
 	revisit     time.Duration // requeue done hosts probed longer ago than this first (0: none)
 	crawl       crawl.Config
 	loop        worker.Config
@@ -77,9 +80,18 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 			Continuous: c.Bool("continuous"), MaxDomains: int64(c.Int("max-domains")),
 		},
 	}
+	cfg.stdin = c.App.Reader
+	if cfg.domains == "" && pipedStdin(c.App.Reader) != nil {
+		cfg.pipedStdin = true
+	}
 	if c.String("revisit") != "" {
 		if cfg.revisit, err = parseAge(c.String("revisit")); err != nil {
 			return runConfig{}, usagef("--revisit: %v", err)
+		}
+		if !c.IsSet("run") {
+			// Under the run that wrote them, the hosts probed again would
+			// get only their own edges: every node is already emitted there.
+			cfg.crawl.RunID = revisitRunID(time.Now())
 		}
 	}
 	if p := c.String("dial-proxy"); p != "" {
@@ -156,4 +168,11 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// revisitRunID is the run ID of a --revisit given no --run: one of its own,
+// so that the hosts probed again are written whole (nodes, certificates,
+// edges), as a new crawl would write them.
+func revisitRunID(now time.Time) string {
+	return "revisit-" + now.UTC().Format("20060102T150405Z")
 }

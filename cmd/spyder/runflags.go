@@ -34,7 +34,7 @@ func runFlags() []cli.Flag {
 	hostname, _ := os.Hostname()
 	flags := []cli.Flag{
 		str(&cli.StringFlag{Name: "domains", Category: catQueue, TakesFile: true, EnvVars: env("DOMAINS"),
-			Usage: "seed the queue from this `FILE` first (one host per line, # comments; - for stdin)"}),
+			Usage: "seed the queue from this `FILE` first: one host (or URL) per line, # comments, or a top list's rank,host CSV lines (Tranco, Umbrella); - for stdin, which is also read without --domains when it is a pipe or a file"}),
 		integer(&cli.IntFlag{Name: "concurrency", Value: defaultConcurrency, Category: catCrawl, EnvVars: env("CONCURRENCY"),
 			Usage: "hosts probed at once"}),
 		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "rate", Value: limiter.DefaultPerSecond, Category: catCrawl, EnvVars: env("RATE"),
@@ -51,7 +51,7 @@ func runFlags() []cli.Flag {
 		dur(&cli.DurationFlag{Name: "lease", Value: queue.DefaultLeaseTTL, Category: catQueue, EnvVars: env("LEASE"),
 			Usage: "lease TTL: a host a crashed worker held is probed again after this"}),
 		str(&cli.StringFlag{Name: "revisit", Category: catQueue, EnvVars: env("REVISIT"),
-			Usage: "first queue again the done hosts last probed longer ago than `AGE` (e.g. 7d, 36h)"}),
+			Usage: "first queue again the done hosts last probed longer ago than `AGE` (e.g. 7d, 36h); without --run, under a run ID of its own (revisit-<UTC time>), so every node and edge they hold is written again"}),
 		integer(&cli.IntFlag{Name: "max-attempts", Value: queue.DefaultMaxAttempts, Category: catQueue, EnvVars: env("MAX_ATTEMPTS"),
 			Usage: "a host whose output failed (or whose lease expired) this many times goes to dead"}),
 		boolean(&cli.BoolFlag{Name: "continuous", Category: catCrawl, EnvVars: env("CONTINUOUS"),
