@@ -62,18 +62,32 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter:            stderr,
 		ExitErrHandler:       func(*cli.Context, error) {},
 		EnableBashCompletion: true,
-		Commands:             withCompletion([]*cli.Command{runCommand(), queueCommand(), graphCommand(), robotsCommand(), completionCommand(), manCommand()}),
+		Commands:             withCompletion([]*cli.Command{runCommand(), queueCommand(), graphCommand(), robotsCommand(), completionCommand(), manCommand(), versionCommand()}),
 		BashComplete:         completeArgs,
 		OnUsageError:         onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef("unknown command %q (see spyder --help)", c.Args().First())
+				return usagef("unknown command %q%s (see spyder --help)", c.Args().First(), suggestCommand(c.Args().First(), c.App.Commands))
 			}
 			return cli.ShowAppHelp(c)
 		},
 	}
 	unknownInGroups(app.Commands)
 	return app
+}
+
+// versionCommand is `spyder version`, which prints what --version does.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name: "version", Usage: "print the version (as --version does)",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("version takes no arguments")
+			}
+			cli.ShowVersion(c)
+			return nil
+		},
+	}
 }
 
 // unknownInGroups gives each command group (queue, queue dead, graph) the
@@ -94,7 +108,8 @@ func unknownInGroups(cmds []*cli.Command) {
 		}
 		cmd.Action = func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef("unknown command %q (see %s --help)", c.Args().First(), c.Command.HelpName)
+				return usagef("unknown command %q%s (see %s --help)", c.Args().First(),
+					suggestCommand(c.Args().First(), c.Command.Subcommands), c.Command.HelpName)
 			}
 			return cli.ShowSubcommandHelp(c)
 		}
@@ -103,7 +118,7 @@ func unknownInGroups(cmds []*cli.Command) {
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usagef("%v (see %s --help)", plainValueError(c.Command.Flags, err), c.Command.HelpName)
+	return usagef("%v (see %s --help)", unknownFlag(c.Command.Flags, plainValueError(c.Command.Flags, err)), c.Command.HelpName)
 }
 
 // The errors Go's flag package and urfave/cli give a value that does not

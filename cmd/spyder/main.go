@@ -22,7 +22,7 @@ func main() {
 	}()
 	app := newApp(os.Stdout, os.Stderr)
 	app.Reader = os.Stdin // `cat list | spyder run` seeds from it
-	err := app.RunContext(ctx, os.Args)
+	err := app.RunContext(ctx, interspersed(app.Commands, os.Args))
 	stop()
 	if err != nil {
 		if err.Error() != "" { // an exit status alone says nothing more

@@ -158,3 +158,35 @@ func TestRun_ExitStatus(t *testing.T) {
 		t.Errorf("Ctrl-C with 3 hosts left: %v, want exit status 130 and a line saying so\n%s", err, p.log())
 	}
 }
+
+// TestApp_FlagHabits: a mistyped command or flag gets a "did you mean",
+// a flag after a file name is taken as if it came first, and `spyder
+// version` prints the version.
+func TestApp_FlagHabits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	list := mustDomains(t, []string{"a.example.com"})
+	if _, stderr, code := runBin(t, dir, nil, "run", "--domains", list, "--out", "g.jsonl", "--fake-probe"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	tests := []struct {
+		args   []string
+		code   int
+		stdout string // wanted in stdout
+		stderr string // wanted in stderr
+	}{
+		{[]string{"rn"}, 2, "", `unknown command "rn" (did you mean "run"?)`},
+		{[]string{"graph", "sumary", "g.jsonl"}, 2, "", `(did you mean "summary"?)`},
+		{[]string{"run", "--concurency", "3"}, 2, "", "unknown flag --concurency (did you mean --concurrency?)"},
+		{[]string{"graph", "export", "g.jsonl", "--format", "dot"}, 0, "digraph", ""},
+		{[]string{"graph", "summary", "g.jsonl", "--top=3", "--json"}, 0, `"nodes"`, ""},
+		{[]string{"version"}, 0, "spyder version ", ""},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := runBin(t, dir, nil, tt.args...)
+		if code != tt.code || !strings.Contains(stdout, tt.stdout) || !strings.Contains(stderr, tt.stderr) {
+			t.Errorf("spyder %v: exit %d, stdout %.80q, stderr %q; want %d, %q, %q",
+				tt.args, code, stdout, stderr, tt.code, tt.stdout, tt.stderr)
+		}
+	}
+}
