@@ -30,6 +30,18 @@ const shownPerKind = 5
 type Problems struct {
 	Valid  int                     // valid records read
 	ByFile map[string]map[Kind]int // file → kind → count
+	// Refused holds the files with lines but no valid one (not spyder
+	// output at all), each with its first problem; Report leaves them to
+	// the caller, who refuses them in one line.
+	Refused map[string]string
+}
+
+// refuse marks file as refused, for why.
+func (p *Problems) refuse(file, why string) {
+	if p.Refused == nil {
+		p.Refused = make(map[string]string)
+	}
+	p.Refused[file] = why
 }
 
 func (p *Problems) add(file string, k Kind) {
@@ -56,7 +68,9 @@ func (p *Problems) Count(k Kind) int {
 func (p *Problems) Report(w io.Writer) {
 	files := make([]string, 0, len(p.ByFile))
 	for f := range p.ByFile {
-		files = append(files, f)
+		if p.Refused[f] == "" {
+			files = append(files, f)
+		}
 	}
 	sort.Strings(files)
 	for _, f := range files {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -90,13 +91,40 @@ func graphInput(c *cli.Context) (*graph.Reader, []string, error) {
 		}
 		names = []string{"-"}
 	}
-	return &graph.Reader{Warn: c.App.ErrWriter, Stdin: os.Stdin}, names, nil
+	r := &graph.Reader{Warn: c.App.ErrWriter, Stdin: os.Stdin}
+	return r, names, checkInput(r, names)
+}
+
+// checkInput refuses, before anything is written, a named file that holds
+// no valid line of any spyder output format.
+func checkInput(r *graph.Reader, names []string) error {
+	if err := r.Check(names); err != nil {
+		return err
+	}
+	return refusedInput(r)
+}
+
+// refusedInput returns the one-line error for the files r refused, or nil.
+func refusedInput(r *graph.Reader) error {
+	refused := slices.Sorted(maps.Keys(r.Problems.Refused))
+	if len(refused) == 0 {
+		return nil
+	}
+	more := ""
+	if len(refused) > 1 {
+		more = fmt.Sprintf(" (and %d more files)", len(refused)-1)
+	}
+	return fmt.Errorf("graph: %s is not spyder output (%s)%s; the graph tools read spyder's batch, edges, lines and hosts formats",
+		refused[0], clip(r.Problems.Refused[refused[0]], 100), more)
 }
 
 // finishRead reports the read's problems and fails when nothing valid was
 // read from names, the inputs as given ("-" for stdin).
 func finishRead(c *cli.Context, r *graph.Reader, names []string) error {
 	r.Problems.Report(c.App.ErrWriter)
+	if err := refusedInput(r); err != nil {
+		return err
+	}
 	if r.Problems.Valid == 0 {
 		shown := slices.Clone(names)
 		if i := slices.Index(shown, "-"); i >= 0 {
@@ -206,6 +234,9 @@ func graphDiff(c *cli.Context) error {
 		return usagef("graph diff: want OLD NEW (two files), or --old-run A --new-run B FILE...")
 	}
 	r := &graph.Reader{Warn: c.App.ErrWriter, Stdin: os.Stdin}
+	if err := checkInput(r, args); err != nil {
+		return err
+	}
 	var counts graph.DiffCounts
 	err := withOutput(c, func(w io.Writer) error {
 		oldNames, cleanup, err := r.Spool(old.Names)
@@ -253,4 +284,12 @@ func graphView(c *cli.Context) error {
 		return err
 	}
 	return finishRead(c, r, names)
+}
+
+// clip shortens s to n bytes and an ellipsis.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

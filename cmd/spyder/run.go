@@ -231,7 +231,7 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, local *boltstore.Local
 		return r, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	r.batcher = sink.NewBatcher(sink.Counting{Sink: out.sink, M: r.m}, seen,
-		sink.BatcherConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID, Queue: b})
+		sink.BatcherConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID, Queue: b, Hosts: cfg.format == sink.FormatHosts})
 	loop := cfg.loop
 	loop.ExitWhenEmpty = !b.Shared() || cfg.exitIfEmpty
 	if c, ok := probe.(*crawl.Crawler); ok {

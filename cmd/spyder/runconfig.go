@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,8 +128,8 @@ func checkRunFlags(c *cli.Context) error {
 	if d := c.Duration("grace"); d < 0 {
 		return usagef("--grace %v: want 0 (hand the hosts in flight back at once) or more", d)
 	}
-	if f := c.String("format"); f != sink.FormatBatch && f != sink.FormatEdges && f != sink.FormatLines {
-		return usagef("--format %q: want batch, edges or lines", f)
+	if f := c.String("format"); !slices.Contains(sink.Formats, f) {
+		return usagef("--format %q: want %s", f, strings.Join(sink.Formats, ", "))
 	}
 	if u := c.String("ingest"); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return usagef("--ingest %q: want an http:// or https:// URL", u)

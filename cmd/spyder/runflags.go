@@ -79,7 +79,7 @@ func runFlags() []cli.Flag {
 		str(&cli.StringFlag{Name: "out", Category: catOutput, TakesFile: true, EnvVars: env("OUT"), DefaultText: "stdout",
 			Usage: "append output to this `FILE` (fsynced per batch) instead of stdout"}),
 		str(&cli.StringFlag{Name: "format", Value: sink.FormatBatch, Category: catOutput, EnvVars: env("FORMAT"),
-			Usage: "output format: batch (one batch object per line), edges (one edge per line) or lines (one object per node, edge and probe outcome, each with a kind)"}),
+			Usage: "output format: batch (one batch object per line), edges (one edge per line), lines (one object per node, edge and probe outcome, each with a kind) or hosts (one object per visited host, failed ones too: every step's outcome, records, certificates, links and redirects, whole on each line)"}),
 		str(&cli.StringFlag{Name: "ingest", Category: catOutput, EnvVars: env("INGEST"),
 			Usage: "POST each batch to this `URL` (retried; spooled on disk when it fails, in --state-dir with --redis, and replayed later)"}),
 		integer(&cli.IntFlag{Name: "ingest-retries", Value: 3, Category: catOutput, EnvVars: env("INGEST_RETRIES"),
