@@ -7,10 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
 )
 
 // runBin runs the built binary in dir with stdin (nil: /dev/null) and no
@@ -187,6 +191,55 @@ func TestApp_FlagHabits(t *testing.T) {
 		if code != tt.code || !strings.Contains(stdout, tt.stdout) || !strings.Contains(stderr, tt.stderr) {
 			t.Errorf("spyder %v: exit %d, stdout %.80q, stderr %q; want %d, %q, %q",
 				tt.args, code, stdout, stderr, tt.code, tt.stdout, tt.stderr)
+		}
+	}
+}
+
+// TestRun_MaxRateAndResolverFile: `--resolver FILE` takes the servers the
+// file lists (both are asked; the second answers SERVFAIL, so the dns step
+// names them), and `--max-rate N` keeps the HTTP requests
+// to all hosts together within the token bucket's bound: in any span d
+// between two requests, at most N plus N·d of them (and a little jitter).
+func TestRun_MaxRateAndResolverFile(t *testing.T) {
+	t.Parallel()
+	const perSecond = 40
+	w := crawltest.Start(t, crawltest.Options{Hosts: 45, Seed: 5})
+	second := w.StartResolver(t, "127.0.0.1")
+	second.SetMode(crawltest.DNSServFail) // so the dns step lists the servers asked
+	dir := t.TempDir()
+	file := mustFile(t, "resolvers.txt", []byte("# the world's\n"+w.Resolver+"\n\n"+second.Addr+"  # a second\n"))
+	args := append([]string{"run", "--db", filepath.Join(dir, "spyder.db"), "--domains", mustDomains(t, w.Seeds),
+		"--out", filepath.Join(dir, "out.jsonl"), "--max-rate", strconv.Itoa(perSecond)}, worldArgs(t, w)...)
+	args = append(args, "--resolver", file)
+	if err := startSpyder(t, args...).wait(t, 90*time.Second); err != nil {
+		t.Fatalf("spyder run --max-rate: %v", err)
+	}
+	asked := map[string]bool{}
+	for _, p := range mustReadBatches(t, filepath.Join(dir, "out.jsonl")).Probes {
+		for _, s := range p.Steps {
+			for _, r := range s.Resolvers {
+				asked[r.Server] = true
+			}
+		}
+	}
+	if !asked[w.Resolver] || !asked[second.Addr] || len(asked) != 2 {
+		t.Errorf("resolvers asked: %v; want the two of %s", asked, file)
+	}
+	reqs := w.Requests()
+	if len(reqs) < 2*perSecond {
+		t.Fatalf("the world saw %d HTTP requests, want at least %d to judge the rate", len(reqs), 2*perSecond)
+	}
+	if slices.ContainsFunc(reqs, func(r crawltest.Request) bool { return r.Time.IsZero() }) {
+		t.Fatal("a request without its time")
+	}
+	slices.SortFunc(reqs, func(a, b crawltest.Request) int { return a.Time.Compare(b.Time) })
+	const slack = 5
+	for i := range reqs {
+		for j := i + 1; j < len(reqs); j++ {
+			d := reqs[j].Time.Sub(reqs[i].Time).Seconds()
+			if n := j - i + 1; float64(n) > perSecond+perSecond*d+slack {
+				t.Fatalf("%d HTTP requests within %.3fs under --max-rate %d: over the bound", n, d, perSecond)
+			}
 		}
 	}
 }

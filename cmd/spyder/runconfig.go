@@ -54,8 +54,9 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err != nil {
 		return runConfig{}, usagef("--limit-key %q: want host, apex or ip", c.String("limit-key"))
 	}
-	if r := c.String("resolver"); r != "" {
-		if _, err := resolver.ParseServers(r); err != nil {
+	servers := c.String("resolver")
+	if servers != "" {
+		if servers, err = resolver.ServersFrom(servers); err != nil {
 			return runConfig{}, usagef("--resolver: %v", err)
 		}
 	}
@@ -71,7 +72,7 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 		metricsAddr: c.String("metrics-addr"), progress: c.Bool("progress"), fakeProbe: c.Bool("fake-probe"),
 		fakeDelay: c.Duration("fake-probe-delay"), db: c.String("db"), asnDB: c.String("asn-db"),
 		crawl: crawl.Config{
-			Resolver: c.String("resolver"), RootCAs: roots, UserAgent: c.String("ua"),
+			Resolver: servers, MaxRate: c.Float64("max-rate"), RootCAs: roots, UserAgent: c.String("ua"),
 			ExcludeTLDs: splitList(c.String("exclude-tlds")), AllowPrivate: c.Bool("allow-private"), LimitKey: keyFn,
 			HostTimeout: c.Duration("host-timeout"), ProbeID: c.String("probe"), RunID: c.String("run"),
 		},
@@ -111,6 +112,9 @@ func checkRunFlags(c *cli.Context) error {
 	}
 	if r := c.Float64("rate"); !(r >= 0) {
 		return usagef("--rate %v: want 0 (no limit) or more", r)
+	}
+	if r := c.Float64("max-rate"); !(r >= 0) {
+		return usagef("--max-rate %v: want 0 (no limit) or more", r)
 	}
 	if n := c.Int("burst"); n < 1 {
 		return usagef("--burst %d: want at least 1", n)
