@@ -39,7 +39,7 @@ func runFlags() []cli.Flag {
 			Usage: "hosts probed at once"}),
 		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "rate", Value: limiter.DefaultPerSecond, Category: catCrawl, EnvVars: env("RATE"),
 			Usage: "requests per second to one host (or apex, or IP: --limit-key); 0 for no limit"}),
-		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "max-rate", Category: catCrawl, EnvVars: env("MAX_RATE"), DefaultText: "0 (no limit)",
+		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "max-rate", Category: catCrawl, EnvVars: env("MAX_RATE"),
 			Usage: "requests per second to all hosts together, and DNS queries per second to all resolvers together (each at most `N`, bursts up to N); 0 for no limit"}),
 		integer(&cli.IntFlag{Name: "burst", Value: limiter.DefaultBurst, Category: catCrawl, EnvVars: env("BURST"),
 			Usage: "requests to one host that may go out without waiting"}),
