@@ -15,8 +15,8 @@ type Kind string
 const (
 	Truncated Kind = "truncated"     // a JSON object cut short, or a compressed stream that ends early
 	NotJSON   Kind = "not JSON"      // a line that does not parse as JSON
-	NotRecord Kind = "not a record"  // JSON, but neither a batch nor an edge
-	Mixed     Kind = "mixed format"  // an edge line in a batch file or the other way round
+	NotRecord Kind = "not a record"  // JSON, but no record of any spyder output format
+	Mixed     Kind = "mixed format"  // a line of one format in a file of another (an edge line in a batch file)
 	TooLong   Kind = "line too long" // a line over MaxLine
 	Empty     Kind = "empty file"    // a file with no lines at all
 )

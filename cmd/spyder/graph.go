@@ -23,10 +23,11 @@ func graphCommand() *cli.Command {
 	out := &cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of stdout", TakesFile: true}
 	return &cli.Command{
 		Name:  "graph",
-		Usage: "summarise, export, diff or draw the graph in spyder output files (batch or edges format, plain or gzip)",
+		Usage: "summarise, export, diff or draw the graph in spyder output files (any --format: batch, edges, lines or hosts; plain or gzip)",
 		Description: "Each subcommand reads the files named (or stdin, with - or no file) as a stream.\n" +
-			"Bad lines are reported on stderr with their file and line, and skipped; the command\n" +
-			"exits 1 when no valid line was read at all.",
+			"Bad lines are reported on stderr with their file and line, and skipped; a file with no\n" +
+			"valid line of any format is refused in one line before anything is written, and the\n" +
+			"command exits 1 when no valid line was read at all.",
 		Before: func(*cli.Context) error {
 			if os.Getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(graphMemoryLimit)
@@ -79,7 +80,8 @@ func graphCommand() *cli.Command {
 const graphMemoryLimit = 768 << 20
 
 // graphInput returns the reader and the input names: the arguments, or
-// stdin when there are none.
+// stdin when there are none. A named file that holds no spyder output is
+// refused (checkInput), so commands check their flags first.
 func graphInput(c *cli.Context) (*graph.Reader, []string, error) {
 	if err := checkArgs(c); err != nil {
 		return nil, nil, err
@@ -130,7 +132,7 @@ func finishRead(c *cli.Context, r *graph.Reader, names []string) error {
 		if i := slices.Index(shown, "-"); i >= 0 {
 			shown[i] = "stdin"
 		}
-		return fmt.Errorf("graph: no valid batch or edge line in %s", strings.Join(shown, ", "))
+		return fmt.Errorf("graph: no valid line of spyder output (batch, edges, lines or hosts) in %s", strings.Join(shown, ", "))
 	}
 	return nil
 }
@@ -162,12 +164,12 @@ func withOutput(c *cli.Context, write func(io.Writer) error) error {
 }
 
 func graphSummary(c *cli.Context) error {
+	if c.Int("top") < 0 {
+		return usagef("--top %d: want 0 or more", c.Int("top"))
+	}
 	r, names, err := graphInput(c)
 	if err != nil {
 		return err
-	}
-	if c.Int("top") < 0 {
-		return usagef("--top %d: want 0 or more", c.Int("top"))
 	}
 	s, err := graph.Summarize(r, names, c.Int("top"))
 	if err != nil {
@@ -187,13 +189,13 @@ func graphSummary(c *cli.Context) error {
 }
 
 func graphExport(c *cli.Context) error {
-	r, names, err := graphInput(c)
-	if err != nil {
-		return err
-	}
 	format := c.String("format")
 	if !slices.Contains(graph.Formats, format) {
 		return usagef("--format %q: want one of %s", format, strings.Join(graph.Formats, ", "))
+	}
+	r, names, err := graphInput(c)
+	if err != nil {
+		return err
 	}
 	if format == "neo4j" {
 		dir := c.String("out")
@@ -264,15 +266,15 @@ func graphDiff(c *cli.Context) error {
 }
 
 func graphView(c *cli.Context) error {
-	r, names, err := graphInput(c)
-	if err != nil {
-		return err
-	}
 	if n := c.Int("max-nodes"); n < 1 {
 		return usagef("--max-nodes %d: want 1 or more", n)
 	}
 	if n := c.Int("depth"); n < 0 {
 		return usagef("--depth %d: want 0 or more", n)
+	}
+	r, names, err := graphInput(c)
+	if err != nil {
+		return err
 	}
 	files, cleanup, err := r.Spool(names)
 	if err != nil {

@@ -41,6 +41,19 @@ func runBin(t *testing.T, dir string, stdin io.Reader, args ...string) (string, 
 	return "", "", 0
 }
 
+// exitStatus is the exit status of a process that ended with err (0 for
+// nil, -1 when it did not exit on its own).
+func exitStatus(err error) int {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	return -1
+}
+
 // domainHosts returns the hosts of the domain nodes of batch output.
 func domainHosts(t *testing.T, stdout string) []string {
 	t.Helper()
@@ -157,8 +170,7 @@ func TestRun_ExitStatus(t *testing.T) {
 	}
 	p.cmd.Process.Signal(syscall.SIGINT)
 	err := p.wait(t, 30*time.Second)
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 || !strings.Contains(p.log(), "spyder: interrupted with 3 hosts left") {
+	if exitStatus(err) != 130 || !strings.Contains(p.log(), "spyder: interrupted with 3 hosts left") {
 		t.Errorf("Ctrl-C with 3 hosts left: %v, want exit status 130 and a line saying so\n%s", err, p.log())
 	}
 }

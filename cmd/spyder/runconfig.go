@@ -133,7 +133,8 @@ func checkRunFlags(c *cli.Context) error {
 		return usagef("--grace %v: want 0 (hand the hosts in flight back at once) or more", d)
 	}
 	if f := c.String("format"); !slices.Contains(sink.Formats, f) {
-		return usagef("--format %q: want %s", f, strings.Join(sink.Formats, ", "))
+		n := len(sink.Formats)
+		return usagef("--format %q: want %s or %s", f, strings.Join(sink.Formats[:n-1], ", "), sink.Formats[n-1])
 	}
 	if u := c.String("ingest"); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return usagef("--ingest %q: want an http:// or https:// URL", u)
