@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -36,7 +37,8 @@ func runCommand() *cli.Command {
 			"(up to --grace) and hands the rest back; a second Ctrl-C exits at once.\n\n" +
 			"Hosts come from --domains, or from stdin when it is a pipe or a file (cat list | spyder\n" +
 			"run), or from the queue. A standalone run with nothing pending once seeded (every host\n" +
-			"already done, or an empty --db) writes nothing and exits 1 saying so.\n\n" + exitHelp,
+			"already done, or an empty --db) writes nothing and exits 1 saying so, unless it replays\n" +
+			"batches an earlier run spooled for --ingest.\n\n" + exitHelp,
 		Flags:  runFlags(),
 		Action: runAction,
 	})
@@ -130,6 +132,12 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 	r, err := wire(c, cfg, b, local, log)
 	if err == nil {
 		err = prepare(ctx, cfg, b, log)
+		var none nothingToDo
+		if errors.As(err, &none) && r.spooled > 0 {
+			// Replaying what an earlier run spooled for --ingest is work.
+			log.Info("nothing_to_crawl", "note", "only replaying the batches spooled for --ingest")
+			err = nil
+		}
 	}
 	if err != nil {
 		if r != nil {
@@ -144,9 +152,10 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 	return b, r, nil
 }
 
-// prepare seeds the queue from --domains, queues again the hosts due for
-// a --revisit and, standalone, hands back the leases an earlier run left in
-// the file.
+// prepare seeds the queue from --domains (or piped stdin), queues again
+// the hosts due for a --revisit and, standalone, hands back the leases an
+// earlier run left in the file, then refuses a queue with nothing left to
+// crawl (errNothingToDo), which start's caller reports before any output.
 func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) error {
 	var rep *queue.SeedReport
 	switch {
@@ -198,6 +207,7 @@ type running struct {
 	batcher *sink.Batcher
 	board   *dashboard.Board
 	probeID string
+	spooled int              // batches an earlier run spooled for --ingest, replayed by this one
 	local   *boltstore.Local // a fleet probe's own file; nil standalone
 	closes  []func() error   // the limiter, the outputs, the servers; nil once closed
 }
@@ -226,6 +236,7 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, local *boltstore.Local
 		return r, err
 	}
 	r.closes = append(r.closes, out.Close)
+	r.spooled = out.spooled
 	seen, err := b.Emitted()
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", b.Name(), err)

@@ -59,11 +59,21 @@ func seedImplicitStdin(ctx context.Context, cfg runConfig, b store.Backend, log 
 	return rep, err
 }
 
+// nothingToDo is the error of a standalone run whose queue holds nothing
+// pending or in flight once seeded.
+type nothingToDo struct{ error }
+
+func (e nothingToDo) Unwrap() error { return e.error }
+
 // errNothingToDo is the error of a standalone run whose queue holds nothing
 // pending or in flight once seeded: it would write nothing, and a user
 // whose shell already emptied `> graph.jsonl` must hear why, not see an
 // exit 0. It names the ways to crawl again.
 func errNothingToDo(cfg runConfig, name string, rep *queue.SeedReport, st queue.Stats) error {
+	return nothingToDo{nothingMessage(cfg, name, rep, st)}
+}
+
+func nothingMessage(cfg runConfig, name string, rep *queue.SeedReport, st queue.Stats) error {
 	dead := ""
 	if st.Dead > 0 {
 		dead = fmt.Sprintf("; %d hosts are dead (`spyder queue dead list`, `spyder queue dead retry`)", st.Dead)
