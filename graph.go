@@ -43,6 +43,10 @@ type Batch struct {
 	// failed is in the output rather than dropped. Its JSON name is the
 	// older spyder's.
 	Outcomes []HostOutcome `json:"probes,omitempty"`
+	// Hosts, when the batcher was asked for them (the hosts output
+	// format), holds each visited host's whole record: what it found
+	// before the run's deduplication. A batch line never holds it.
+	Hosts []HostRecord `json:"-"`
 }
 
 // DomainNode is a host seen by the crawl (visited or discovered).

@@ -3,10 +3,13 @@ package crawl
 import (
 	"context"
 	"crypto/x509"
+	"math"
 	"net"
 	"net/netip"
 	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/spyder-crawler/spyder"
 
@@ -67,7 +70,7 @@ type Limiter interface {
 type Config struct {
 	// Resolver is the DNS server, or a comma-separated list of them,
 	// each "host:port", a bare IP (port 53) or "[IPv6]:port" (see
-	// [resolver.ParseServers]); "" means the first nameserver of
+	// [resolver.ParseServers]); "" means every nameserver of
 	// /etc/resolv.conf. Lookups are spread over the servers in turn; one
 	// that stops answering is set aside for [resolver.Cooldown].
 	Resolver string
@@ -89,6 +92,10 @@ type Config struct {
 	AllowPrivate bool
 	// Limiter is waited on before every HTTP request; nil means no limit.
 	Limiter Limiter
+	// MaxRate bounds the HTTP requests to all hosts together, and apart
+	// from them the DNS queries to all resolvers together, per second; 0
+	// means no bound. Each request waits for it after Limiter.
+	MaxRate float64
 	// LimitKey maps a request's host and the address dialed to the
 	// limiter's key; nil means the host.
 	LimitKey func(host string, ip netip.Addr) string
@@ -135,7 +142,7 @@ func New(cfg Config) (*Crawler, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := resolver.New(resolver.Config{Servers: cfg.Resolver, Timeout: cfg.DNSTimeout, Retries: cfg.DNSRetries, Now: cfg.Now})
+	res, err := resolver.New(resolver.Config{Servers: cfg.Resolver, Timeout: cfg.DNSTimeout, Retries: cfg.DNSRetries, Now: cfg.Now, Rate: cfg.MaxRate})
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +153,9 @@ func New(cfg Config) (*Crawler, error) {
 		verified:   newVerifyCache(),
 		exclude:    make(map[string]bool),
 		reqHeaders: requestHeaders(cfg.UserAgent),
+	}
+	if cfg.MaxRate > 0 {
+		c.total = rate.NewLimiter(rate.Limit(cfg.MaxRate), max(int(math.Ceil(cfg.MaxRate)), 1))
 	}
 	for _, t := range cfg.ExcludeTLDs {
 		c.exclude[strings.ToLower(strings.Trim(strings.TrimSpace(t), "."))] = true

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"slices"
 
+	"golang.org/x/time/rate"
+
 	"github.com/spyder-crawler/spyder"
 
 	"github.com/spyder-crawler/spyder/host"
@@ -21,6 +23,7 @@ type Crawler struct {
 	exclude  map[string]bool
 	// reqHeaders ends every request (see requestHeaders).
 	reqHeaders string
+	total      *rate.Limiter // Config.MaxRate over all hosts; nil: no bound
 }
 
 // Resolver returns the DNS client the crawler looks hosts up with, for its

@@ -140,6 +140,12 @@ func (p *visit) awaitTurn(ctx context.Context, hc *httpConn) error {
 			return &stepError{spyder.StatusError, fmt.Errorf("limiter: %w", err)}
 		}
 	}
+	if t := p.c.total; t != nil {
+		if err := t.Wait(ctx); err != nil {
+			// Its only errors: ctx ended, or would first.
+			return &stepError{spyder.StatusTimeout, fmt.Errorf("max rate: %w", err)}
+		}
+	}
 	return nil
 }
 

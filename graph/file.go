@@ -27,6 +27,12 @@ type fileReader struct {
 	lines  int // lines read so far
 	filled int // lines read that were not blank
 	shown  map[Kind]int
+	head   spyder.Batch // the last batch line of the lines format: its items' run and probe
+	// Until the first valid line, problems are held back: a file with no
+	// valid line at all is refused in one line (Problems.Refused) rather
+	// than reported line by line.
+	held  bytes.Buffer
+	first string // the first problem, "line N: what"
 }
 
 // chunk is a run of lines and, once decoded, what they gave.
@@ -82,7 +88,10 @@ func (fr *fileReader) read(in io.Reader, fn func(*spyder.Batch) error) error {
 	}
 	if fr.filled == 0 {
 		fr.problem(0, Empty, "empty file (no line that is not blank)")
+	} else if fr.valid == 0 {
+		fr.probs.refuse(fr.name, fr.first)
 	}
+	fr.flushHeld()
 	fr.probs.Valid += fr.valid
 	return nil
 }
@@ -104,7 +113,12 @@ func (fr *fileReader) take(c *chunk, fn func(*spyder.Batch) error) error {
 		} else if d.format != fr.format {
 			fr.problem(d.line, Mixed, fmt.Sprintf("an %s-format line in a %s-format file (mixed formats); read anyway", d.format, fr.format))
 		}
-		fr.valid++
+		if fr.valid++; fr.valid == 1 {
+			fr.flushHeld()
+		}
+		if d.format == formatLines {
+			fr.fillHead(d.rec)
+		}
 		if err := fn(&d.rec.Batch); err != nil {
 			return err
 		}
@@ -119,6 +133,29 @@ func (fr *fileReader) take(c *chunk, fn func(*spyder.Batch) error) error {
 		return fmt.Errorf("graph input %s: after line %d: %w", fr.name, fr.lines, c.err)
 	}
 	return nil
+}
+
+// fillHead gives an item line of the lines format the probe, run and time
+// of its batch, from the batch line before it: the lines of one batch are
+// written together, batch line first.
+func (fr *fileReader) fillHead(rec *record) {
+	b := &rec.Batch
+	if rec.Kind == "batch" {
+		fr.head = spyder.Batch{BatchID: b.BatchID, ProbeID: b.ProbeID, RunID: b.RunID, Timestamp: b.Timestamp}
+		return
+	}
+	if b.BatchID != fr.head.BatchID {
+		return
+	}
+	if b.RunID == "" {
+		b.RunID = fr.head.RunID
+	}
+	if b.ProbeID == "" {
+		b.ProbeID = fr.head.ProbeID
+	}
+	if b.Timestamp == 0 {
+		b.Timestamp = fr.head.Timestamp
+	}
 }
 
 // split reads lines into chunks of about chunkBytes, sending each to
@@ -215,8 +252,15 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // and kind; the rest are counted in the summary line.
 func (fr *fileReader) problem(line int, k Kind, msg string) {
 	fr.probs.add(fr.name, k)
+	if fr.first == "" {
+		fr.first = fmt.Sprintf("line %d: %s", line, msg)
+	}
 	if fr.warn == nil {
 		return
+	}
+	warn := fr.warn
+	if fr.valid == 0 && k != Empty {
+		warn = &fr.held
 	}
 	if fr.shown == nil {
 		fr.shown = make(map[Kind]int)
@@ -228,8 +272,16 @@ func (fr *fileReader) problem(line int, k Kind, msg string) {
 		if line > 0 {
 			where = fmt.Sprintf("%s:%d", fr.name, line)
 		}
-		fmt.Fprintf(fr.warn, "spyder graph: %s: %s\n", where, msg)
+		fmt.Fprintf(warn, "spyder graph: %s: %s\n", where, msg)
 	case n == shownPerKind+1:
-		fmt.Fprintf(fr.warn, "spyder graph: %s: more lines like that (%s); counted, not shown\n", fr.name, k)
+		fmt.Fprintf(warn, "spyder graph: %s: more lines like that (%s); counted, not shown\n", fr.name, k)
 	}
+}
+
+// flushHeld reports the problems held back, unless the file was refused.
+func (fr *fileReader) flushHeld() {
+	if fr.warn != nil && fr.held.Len() > 0 && fr.probs.Refused[fr.name] == "" {
+		fr.warn.Write(fr.held.Bytes())
+	}
+	fr.held.Reset()
 }

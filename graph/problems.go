@@ -15,8 +15,8 @@ type Kind string
 const (
 	Truncated Kind = "truncated"     // a JSON object cut short, or a compressed stream that ends early
 	NotJSON   Kind = "not JSON"      // a line that does not parse as JSON
-	NotRecord Kind = "not a record"  // JSON, but neither a batch nor an edge
-	Mixed     Kind = "mixed format"  // an edge line in a batch file or the other way round
+	NotRecord Kind = "not a record"  // JSON, but no record of any spyder output format
+	Mixed     Kind = "mixed format"  // a line of one format in a file of another (an edge line in a batch file)
 	TooLong   Kind = "line too long" // a line over MaxLine
 	Empty     Kind = "empty file"    // a file with no lines at all
 )
@@ -30,6 +30,18 @@ const shownPerKind = 5
 type Problems struct {
 	Valid  int                     // valid records read
 	ByFile map[string]map[Kind]int // file → kind → count
+	// Refused holds the files with lines but no valid one (not spyder
+	// output at all), each with its first problem; Report leaves them to
+	// the caller, who refuses them in one line.
+	Refused map[string]string
+}
+
+// refuse marks file as refused, for why.
+func (p *Problems) refuse(file, why string) {
+	if p.Refused == nil {
+		p.Refused = make(map[string]string)
+	}
+	p.Refused[file] = why
 }
 
 func (p *Problems) add(file string, k Kind) {
@@ -56,7 +68,9 @@ func (p *Problems) Count(k Kind) int {
 func (p *Problems) Report(w io.Writer) {
 	files := make([]string, 0, len(p.ByFile))
 	for f := range p.ByFile {
-		files = append(files, f)
+		if p.Refused[f] == "" {
+			files = append(files, f)
+		}
 	}
 	sort.Strings(files)
 	for _, f := range files {

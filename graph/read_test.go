@@ -85,8 +85,8 @@ func TestRead_BadLinesAreReportedAndSkipped(t *testing.T) {
 	if r.Problems.Valid != 3 {
 		t.Errorf("valid = %d, want 3", r.Problems.Valid)
 	}
-	for _, w := range []string{p + ":2: truncated JSON", p + ":3: not JSON", p + ":5: JSON but not a spyder batch",
-		p + ":6: JSON but not a spyder batch or edge (not an object", p + ":7: an edges-format line in a batch-format file (mixed formats)",
+	for _, w := range []string{p + ":2: truncated JSON", p + ":3: not JSON", p + ":5: JSON but not a spyder record",
+		p + ":6: JSON but not a spyder record (not an object", p + ":7: an edges-format line in a batch-format file (mixed formats)",
 		p + ":9: not JSON", p + ":10: truncated JSON"} {
 		if !strings.Contains(warn, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, warn)

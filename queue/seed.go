@@ -29,6 +29,7 @@ type SeedReport struct {
 	Added     int
 	Duplicate int
 	Rejected  int
+	CSV       int // lines of a top list (rank,host) whose host column was taken
 }
 
 // ErrNoHosts is returned by [SeedFile] for a domains file without any host
@@ -36,7 +37,8 @@ type SeedReport struct {
 var ErrNoHosts = errors.New("holds no hosts (blank lines and # comments only)")
 
 // SeedFile reads path ("-" for stdin) one host per line and seeds q with
-// them in chunks. This is where a host from a file enters spyder, so each
+// them in chunks; a top list's `rank,host` lines give their host (logged
+// once, domains_csv). This is where a host from a file enters spyder, so each
 // line is parsed here ([host.Parse]): blank lines and lines starting with #
 // are skipped, CRLF endings and a byte order mark are fine, a URL is
 // reduced to its host and an IDN converted to punycode. Lines that are not
@@ -65,7 +67,7 @@ func SeedFile(ctx context.Context, q Work, path string, stdin io.Reader, log *sl
 	if s.rep.Rejected > maxLoggedBad {
 		log.Warn("domain_rejected", "file", path, "more", s.rep.Rejected-maxLoggedBad)
 	}
-	log.Info("seeded", "file", path, "lines", s.rep.Lines, "added", s.rep.Added, "duplicate", s.rep.Duplicate, "rejected", s.rep.Rejected)
+	log.Info("seeded", "file", path, "lines", s.rep.Lines, "added", s.rep.Added, "duplicate", s.rep.Duplicate, "rejected", s.rep.Rejected, "csv", s.rep.CSV)
 	if s.rep.Added+s.rep.Duplicate == 0 {
 		return s.rep, fmt.Errorf("%s: none of its %d host lines is a valid host", name, s.hostLines)
 	}
@@ -256,6 +258,13 @@ func (s *seeder) take(line string) {
 		return
 	}
 	s.hostLines++
+	if h, ok := rankedHost(t); ok {
+		if s.rep.CSV++; s.rep.CSV == 1 {
+			s.log.Info("domains_csv", "file", s.path, "line", s.rep.Lines,
+				"note", "rank,domain lines (a Tranco or Umbrella list): the host column is taken")
+		}
+		t = h
+	}
 	switch {
 	case len(t) > maxDomainLine:
 		s.reject(s.rep.Lines, t, fmt.Sprintf("line longer than %d bytes", maxDomainLine))
@@ -273,6 +282,17 @@ func (s *seeder) take(line string) {
 			s.hosts = append(s.hosts, h)
 		}
 	}
+}
+
+// rankedHost returns the host column of a line of a top list, `rank,host`
+// (Tranco, Umbrella, Alexa): a whole number, a comma, and the rest. A host
+// never holds a comma, so no host line is mistaken for one.
+func rankedHost(t string) (string, bool) {
+	rank, rest, ok := strings.Cut(t, ",")
+	if !ok || rank == "" || strings.TrimLeft(rank, "0123456789") != "" {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
 }
 
 // reject counts a line that is not a host and logs the first few.

@@ -1,10 +1,13 @@
 package resolver
 
 import (
+	"context"
+	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
+	"golang.org/x/time/rate"
 )
 
 // Client sends DNS queries to one or more servers. Each lookup starts at
@@ -21,6 +24,7 @@ type Client struct {
 	retries  int
 	now      func() time.Time
 	cooldown time.Duration
+	rate     *rate.Limiter // queries per second to all servers; nil: no limit
 }
 
 // Defaults for the [Config] fields left zero.
@@ -34,7 +38,8 @@ const (
 type Config struct {
 	// Servers is the DNS server, or a comma-separated list of them, each
 	// "host:port", a bare IP (port 53) or "[IPv6]:port" (see
-	// [ParseServers]); "" means the first nameserver of /etc/resolv.conf.
+	// [ParseServers]); "" means every nameserver of /etc/resolv.conf
+	// ([SystemServer]).
 	// Lookups are spread over the servers in turn; one that stops
 	// answering is set aside for [Cooldown].
 	Servers string
@@ -46,6 +51,10 @@ type Config struct {
 	// Now is the clock that decides when a server set aside is tried
 	// again; nil means time.Now.
 	Now func() time.Time
+	// Rate bounds the queries sent to all servers together, per second;
+	// 0 means no bound. Bursts reach Rate (at least 1): over any second
+	// or more, no more than Rate a second and one burst go out.
+	Rate float64
 }
 
 // New returns a Client for cfg. Its only errors are a Servers list that
@@ -81,9 +90,28 @@ func New(cfg Config) (*Client, error) {
 		now:      cfg.Now,
 		cooldown: Cooldown,
 	}
+	if cfg.Rate > 0 {
+		burst := max(int(math.Ceil(cfg.Rate)), 1)
+		r.rate = rate.NewLimiter(rate.Limit(cfg.Rate), burst)
+	}
 	for i, s := range servers {
 		r.ups = append(r.ups, &upstream{server: s})
 		r.pools = append(r.pools, &socketPool{server: s, u: i, maxQueries: socketQueries})
 	}
 	return r, nil
+}
+
+// awaitRate waits until n more queries may go out under Config.Rate. Its
+// error is ctx's, or the limiter's when the wait would outlast ctx's
+// deadline.
+func (r *Client) awaitRate(ctx context.Context, n int) error {
+	if r.rate == nil {
+		return nil
+	}
+	for range n {
+		if err := r.rate.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -139,6 +139,12 @@ func (l *lookup) ask(ctx context.Context, u int, want []int) attemptEnd {
 	for k, i := range want {
 		queries[k] = use.wire[i]
 	}
+	if err := l.r.awaitRate(ctx, len(queries)); err != nil {
+		for _, i := range want { // not the server's fault: not counted
+			l.errs[i] = fmt.Errorf("dns: query rate: %w", err)
+		}
+		return attemptAbandoned
+	}
 	lastErr := use.s.send(queries)
 	waiting := slices.Clone(want)
 	var truncated []int
@@ -181,6 +187,10 @@ func (l *lookup) ask(ctx context.Context, u int, want []int) attemptEnd {
 		l.count(u, resTruncated)
 		q := l.qs.query(i)
 		q.Id = dns.Id()
+		if err := l.r.awaitRate(ctx, 1); err != nil {
+			l.errs[i] = fmt.Errorf("dns: query rate: %w", err)
+			continue
+		}
 		m, _, err := l.r.tcp.ExchangeContext(ctx, q, l.r.ups[u].server)
 		if err != nil {
 			l.fail(u, i, fmt.Errorf("dns over tcp: %w", err))

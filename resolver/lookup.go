@@ -44,16 +44,26 @@ type Answer struct {
 // udpSize is the largest UDP answer we accept (EDNS0), and read.
 const udpSize = dns.DefaultMsgSize
 
-// SystemServer returns the first nameserver of /etc/resolv.conf.
+// SystemServer returns every nameserver of /etc/resolv.conf, as a
+// comma-separated list [ParseServers] takes, so that lookups spread over
+// them all and go on when one is down.
 func SystemServer() (string, error) {
-	conf, err := dns.ClientConfigFromFile("/etc/resolv.conf")
+	return systemServers("/etc/resolv.conf")
+}
+
+func systemServers(path string) (string, error) {
+	conf, err := dns.ClientConfigFromFile(path)
 	if err != nil {
 		return "", fmt.Errorf("read resolver: %w", err)
 	}
 	if len(conf.Servers) == 0 {
-		return "", errors.New("read resolver: no nameserver in /etc/resolv.conf")
+		return "", fmt.Errorf("read resolver: no nameserver in %s", path)
 	}
-	return net.JoinHostPort(conf.Servers[0], conf.Port), nil
+	servers := make([]string, len(conf.Servers))
+	for i, s := range conf.Servers {
+		servers[i] = net.JoinHostPort(s, conf.Port)
+	}
+	return strings.Join(servers, ","), nil
 }
 
 // LookupAll runs every query for h in parallel and combines the answers

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +55,43 @@ func ParseServers(s string) ([]string, error) {
 		return nil, fmt.Errorf("resolver %q: no server given", s)
 	}
 	return out, nil
+}
+
+// ServersFrom returns the servers s names, comma-separated as
+// [ParseServers] takes them: s itself, or, when s is a file (a path that
+// exists and is not a server list), the servers it lists, one or more a
+// line (comma-separated), with blank lines and # comments skipped, as
+// dnsx's and massdns's resolver files hold them. Errors name the file and
+// line.
+func ServersFrom(s string) (string, error) {
+	if _, err := ParseServers(s); err == nil {
+		return s, nil
+	}
+	st, err := os.Stat(s)
+	if err != nil || st.IsDir() {
+		_, err := ParseServers(s)
+		return "", err
+	}
+	data, err := os.ReadFile(s)
+	if err != nil {
+		return "", fmt.Errorf("resolver file %s: %w", s, err)
+	}
+	var all []string
+	for n, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		servers, err := ParseServers(line)
+		if err != nil {
+			return "", fmt.Errorf("resolver file %s: line %d: %w", s, n+1, err)
+		}
+		all = append(all, servers...)
+	}
+	if len(all) == 0 {
+		return "", fmt.Errorf("resolver file %s: no server in it", s)
+	}
+	return strings.Join(all, ","), nil
 }
 
 func parseResolver(s string) (string, error) {

@@ -14,11 +14,13 @@ import (
 )
 
 // portServer is a real DNS server on 127.0.0.1 that answers every A
-// question with 192.0.2.1 and records the source ports queries came from.
+// question with 192.0.2.1 and records the source ports queries came from,
+// and when.
 type portServer struct {
 	addr  string
 	mu    sync.Mutex
 	ports map[int]int // source port → queries
+	times []time.Time // when each query came
 }
 
 func startPortServer(t *testing.T) *portServer {
@@ -31,6 +33,7 @@ func startPortServer(t *testing.T) *portServer {
 	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
 		ps.mu.Lock()
 		ps.ports[w.RemoteAddr().(*net.UDPAddr).Port]++
+		ps.times = append(ps.times, time.Now())
 		ps.mu.Unlock()
 		m := new(dns.Msg)
 		m.SetReply(q)

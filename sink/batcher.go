@@ -25,6 +25,9 @@ type BatcherConfig struct {
 	MaxDelay time.Duration
 	// Now stamps batches; nil means time.Now.
 	Now func() time.Time
+	// Hosts makes each batch carry every visited host's whole record
+	// ([spyder.Batch.Hosts]), for the hosts output format.
+	Hosts bool
 	// Queue tells which edge targets the queue holds to be probed, whose
 	// nodes their own probes write; nil: none is, and every edge target
 	// gets a bare node when first met.

@@ -102,6 +102,9 @@ func (b *Batcher) build(ctx context.Context, results []*spyder.Result) (*spyder.
 	// this batch is left out.
 	for _, r := range results {
 		batch.Outcomes = append(batch.Outcomes, r.Outcome)
+		if b.cfg.Hosts {
+			batch.Hosts = append(batch.Hosts, spyder.NewHostRecord(r, b.cfg.ProbeID, b.cfg.RunID, batch.Timestamp))
+		}
 		if d, ok := ownNode(r, batch.Timestamp); ok {
 			c.domains = append(c.domains, d)
 			c.add(keyDomain+string(d.Host), kindDomain, len(c.domains)-1)

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -33,7 +34,11 @@ const (
 	FormatBatch = "batch" // one Batch object per line, the older spyder's schema
 	FormatEdges = "edges" // one Edge object per line
 	FormatLines = "lines" // one object per node, edge and probe outcome, each with a "kind"
+	FormatHosts = "hosts" // one [spyder.HostRecord] per visited host, whole (see [BatcherConfig.Hosts])
 )
+
+// Formats are the output formats of [JSONSink], in the order help lists them.
+var Formats = []string{FormatBatch, FormatEdges, FormatLines, FormatHosts}
 
 // JSONSink writes batches as JSON lines to a writer. It is safe for
 // concurrent use; each batch is written with a single Write call.
@@ -50,15 +55,15 @@ var _ Sink = (*JSONSink)(nil)
 var ErrFormat = errors.New("unknown output format")
 
 // NewJSONSink returns a sink writing to w in format ([FormatBatch],
-// [FormatEdges] or [FormatLines]; "" means FormatBatch). When w has a Sync method (an
+// [FormatEdges], [FormatLines] or [FormatHosts]; "" means FormatBatch). When w has a Sync method (an
 // *os.File), WriteBatch calls it, so a batch is on disk when it returns.
 func NewJSONSink(w io.Writer, format string) (*JSONSink, error) {
 	switch format {
 	case "":
 		format = FormatBatch
-	case FormatBatch, FormatEdges, FormatLines:
+	case FormatBatch, FormatEdges, FormatLines, FormatHosts:
 	default:
-		return nil, fmt.Errorf("%w %q (want %s, %s or %s)", ErrFormat, format, FormatBatch, FormatEdges, FormatLines)
+		return nil, fmt.Errorf("%w %q (want %s)", ErrFormat, format, strings.Join(Formats, ", "))
 	}
 	return &JSONSink{w: w, format: format}, nil
 }
@@ -80,6 +85,12 @@ func (s *JSONSink) WriteBatch(_ context.Context, b *spyder.Batch) error {
 	case FormatLines:
 		if err := encodeLines(enc, b); err != nil {
 			return err
+		}
+	case FormatHosts:
+		for i := range b.Hosts {
+			if err := enc.Encode(&b.Hosts[i]); err != nil {
+				return fmt.Errorf("encode host: %w", err)
+			}
 		}
 	default:
 		if err := enc.Encode(b); err != nil {

@@ -38,11 +38,11 @@ func exitCode(err error) int {
 	var ec cli.ExitCoder
 	switch {
 	case errors.As(err, &ue):
-		return 2
+		return exitUsage
 	case errors.As(err, &ec):
 		return ec.ExitCode()
 	}
-	return 1
+	return exitError
 }
 
 // newApp builds the command line, writing output to stdout and messages
@@ -56,23 +56,38 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"and writes the nodes and edges it finds. Standalone, the crawl state lives in one bbolt\n" +
 			"file (--db) and survives Ctrl-C or a crash; in a fleet, every probe shares one Redis\n" +
 			"queue (--redis). Every flag also reads an environment variable (shown in [brackets])\n" +
-			"and, with --config FILE, a YAML file whose keys are the flag names.",
+			"and, with --config FILE, a YAML file whose keys are the flag names.\n\n" + exitHelp,
+		Reader:               strings.NewReader(""), // main gives os.Stdin; tests give none
 		Writer:               stdout,
 		ErrWriter:            stderr,
 		ExitErrHandler:       func(*cli.Context, error) {},
 		EnableBashCompletion: true,
-		Commands:             withCompletion([]*cli.Command{runCommand(), queueCommand(), graphCommand(), robotsCommand(), completionCommand(), manCommand()}),
+		Commands:             withCompletion([]*cli.Command{runCommand(), queueCommand(), graphCommand(), robotsCommand(), completionCommand(), manCommand(), versionCommand()}),
 		BashComplete:         completeArgs,
 		OnUsageError:         onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef("unknown command %q (see spyder --help)", c.Args().First())
+				return usagef("unknown command %q%s (see spyder --help)", c.Args().First(), suggestCommand(c.Args().First(), c.App.Commands))
 			}
 			return cli.ShowAppHelp(c)
 		},
 	}
 	unknownInGroups(app.Commands)
 	return app
+}
+
+// versionCommand is `spyder version`, which prints what --version does.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name: "version", Usage: "print the version (as --version does)",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("version takes no arguments")
+			}
+			cli.ShowVersion(c)
+			return nil
+		},
+	}
 }
 
 // unknownInGroups gives each command group (queue, queue dead, graph) the
@@ -93,7 +108,8 @@ func unknownInGroups(cmds []*cli.Command) {
 		}
 		cmd.Action = func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef("unknown command %q (see %s --help)", c.Args().First(), c.Command.HelpName)
+				return usagef("unknown command %q%s (see %s --help)", c.Args().First(),
+					suggestCommand(c.Args().First(), c.Command.Subcommands), c.Command.HelpName)
 			}
 			return cli.ShowSubcommandHelp(c)
 		}
@@ -102,7 +118,7 @@ func unknownInGroups(cmds []*cli.Command) {
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usagef("%v (see %s --help)", plainValueError(c.Command.Flags, err), c.Command.HelpName)
+	return usagef("%v (see %s --help)", unknownFlag(c.Command.Flags, plainValueError(c.Command.Flags, err)), c.Command.HelpName)
 }
 
 // The errors Go's flag package and urfave/cli give a value that does not

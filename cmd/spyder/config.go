@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/urfave/cli/v2/altsrc"
-	"github.com/xrash/smetrics"
 	"gopkg.in/yaml.v3"
 
 	"github.com/spyder-crawler/spyder/internal/errtext"
@@ -114,14 +113,8 @@ func commandKeys(cmds []*cli.Command) []string {
 // suggestKey returns ` (did you mean "x"?)` for the known key closest to
 // key, or "" when none is close enough to be a likely typo.
 func suggestKey(key string, known []string) string {
-	best, score := "", 0.0
-	for _, k := range known {
-		if s := smetrics.JaroWinkler(key, k, 0.7, 4); s > score {
-			best, score = k, s
-		}
+	if best := closest(key, known); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	if score < 0.85 {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return ""
 }

@@ -110,7 +110,8 @@ func TestE2E_DomainsFromPipe(t *testing.T) {
 }
 
 // TestE2E_InterruptResume stops a crawl with SIGINT midway and runs it
-// again: the first run exits 0 after handing its leases back (one
+// again: the first run exits 130 (interrupted, hosts left) after handing
+// its leases back (one
 // shutdown_cleanup line), and the two outputs together hold every expected
 // edge with no host written twice.
 func TestE2E_InterruptResume(t *testing.T) {
@@ -134,8 +135,8 @@ func TestE2E_InterruptResume(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	p.cmd.Process.Signal(syscall.SIGINT)
-	if err := p.wait(t, 60*time.Second); err != nil {
-		t.Fatalf("first run after SIGINT: %v (want exit 0)\n%s", err, p.log())
+	if err := p.wait(t, 60*time.Second); exitStatus(err) != exitInterrupted {
+		t.Fatalf("first run after SIGINT: %v (want exit %d: interrupted with hosts left)\n%s", err, exitInterrupted, p.log())
 	}
 	cleanup := logLines(p.log(), "shutdown_cleanup")
 	if len(cleanup) != 1 {
@@ -275,8 +276,8 @@ func TestE2E_MigrateBoltToRedis(t *testing.T) {
 		return len(mustReadBatches(t, laptop).Probes) >= 40
 	})
 	p.cmd.Process.Signal(syscall.SIGINT)
-	if err := p.wait(t, 60*time.Second); err != nil {
-		t.Fatalf("laptop run after SIGINT: %v\n%s", err, p.log())
+	if err := p.wait(t, 60*time.Second); exitStatus(err) != exitInterrupted {
+		t.Fatalf("laptop run after SIGINT: %v (want exit %d)\n%s", err, exitInterrupted, p.log())
 	}
 
 	state := runApp(t, "queue", "export", "--db", db)

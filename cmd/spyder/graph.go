@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -22,10 +23,11 @@ func graphCommand() *cli.Command {
 	out := &cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of stdout", TakesFile: true}
 	return &cli.Command{
 		Name:  "graph",
-		Usage: "summarise, export, diff or draw the graph in spyder output files (batch or edges format, plain or gzip)",
+		Usage: "summarise, export, diff or draw the graph in spyder output files (any --format: batch, edges, lines or hosts; plain or gzip)",
 		Description: "Each subcommand reads the files named (or stdin, with - or no file) as a stream.\n" +
-			"Bad lines are reported on stderr with their file and line, and skipped; the command\n" +
-			"exits 1 when no valid line was read at all.",
+			"Bad lines are reported on stderr with their file and line, and skipped; a file with no\n" +
+			"valid line of any format is refused in one line before anything is written, and the\n" +
+			"command exits 1 when no valid line was read at all.",
 		Before: func(*cli.Context) error {
 			if os.Getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(graphMemoryLimit)
@@ -78,7 +80,8 @@ func graphCommand() *cli.Command {
 const graphMemoryLimit = 768 << 20
 
 // graphInput returns the reader and the input names: the arguments, or
-// stdin when there are none.
+// stdin when there are none. A named file that holds no spyder output is
+// refused (checkInput), so commands check their flags first.
 func graphInput(c *cli.Context) (*graph.Reader, []string, error) {
 	if err := checkArgs(c); err != nil {
 		return nil, nil, err
@@ -90,19 +93,46 @@ func graphInput(c *cli.Context) (*graph.Reader, []string, error) {
 		}
 		names = []string{"-"}
 	}
-	return &graph.Reader{Warn: c.App.ErrWriter, Stdin: os.Stdin}, names, nil
+	r := &graph.Reader{Warn: c.App.ErrWriter, Stdin: os.Stdin}
+	return r, names, checkInput(r, names)
+}
+
+// checkInput refuses, before anything is written, a named file that holds
+// no valid line of any spyder output format.
+func checkInput(r *graph.Reader, names []string) error {
+	if err := r.Check(names); err != nil {
+		return err
+	}
+	return refusedInput(r)
+}
+
+// refusedInput returns the one-line error for the files r refused, or nil.
+func refusedInput(r *graph.Reader) error {
+	refused := slices.Sorted(maps.Keys(r.Problems.Refused))
+	if len(refused) == 0 {
+		return nil
+	}
+	more := ""
+	if len(refused) > 1 {
+		more = fmt.Sprintf(" (and %d more files)", len(refused)-1)
+	}
+	return fmt.Errorf("graph: %s is not spyder output (%s)%s; the graph tools read spyder's batch, edges, lines and hosts formats",
+		refused[0], clip(r.Problems.Refused[refused[0]], 100), more)
 }
 
 // finishRead reports the read's problems and fails when nothing valid was
 // read from names, the inputs as given ("-" for stdin).
 func finishRead(c *cli.Context, r *graph.Reader, names []string) error {
 	r.Problems.Report(c.App.ErrWriter)
+	if err := refusedInput(r); err != nil {
+		return err
+	}
 	if r.Problems.Valid == 0 {
 		shown := slices.Clone(names)
 		if i := slices.Index(shown, "-"); i >= 0 {
 			shown[i] = "stdin"
 		}
-		return fmt.Errorf("graph: no valid batch or edge line in %s", strings.Join(shown, ", "))
+		return fmt.Errorf("graph: no valid line of spyder output (batch, edges, lines or hosts) in %s", strings.Join(shown, ", "))
 	}
 	return nil
 }
@@ -134,12 +164,12 @@ func withOutput(c *cli.Context, write func(io.Writer) error) error {
 }
 
 func graphSummary(c *cli.Context) error {
+	if c.Int("top") < 0 {
+		return usagef("--top %d: want 0 or more", c.Int("top"))
+	}
 	r, names, err := graphInput(c)
 	if err != nil {
 		return err
-	}
-	if c.Int("top") < 0 {
-		return usagef("--top %d: want 0 or more", c.Int("top"))
 	}
 	s, err := graph.Summarize(r, names, c.Int("top"))
 	if err != nil {
@@ -159,13 +189,13 @@ func graphSummary(c *cli.Context) error {
 }
 
 func graphExport(c *cli.Context) error {
-	r, names, err := graphInput(c)
-	if err != nil {
-		return err
-	}
 	format := c.String("format")
 	if !slices.Contains(graph.Formats, format) {
 		return usagef("--format %q: want one of %s", format, strings.Join(graph.Formats, ", "))
+	}
+	r, names, err := graphInput(c)
+	if err != nil {
+		return err
 	}
 	if format == "neo4j" {
 		dir := c.String("out")
@@ -206,6 +236,9 @@ func graphDiff(c *cli.Context) error {
 		return usagef("graph diff: want OLD NEW (two files), or --old-run A --new-run B FILE...")
 	}
 	r := &graph.Reader{Warn: c.App.ErrWriter, Stdin: os.Stdin}
+	if err := checkInput(r, args); err != nil {
+		return err
+	}
 	var counts graph.DiffCounts
 	err := withOutput(c, func(w io.Writer) error {
 		oldNames, cleanup, err := r.Spool(old.Names)
@@ -233,15 +266,15 @@ func graphDiff(c *cli.Context) error {
 }
 
 func graphView(c *cli.Context) error {
-	r, names, err := graphInput(c)
-	if err != nil {
-		return err
-	}
 	if n := c.Int("max-nodes"); n < 1 {
 		return usagef("--max-nodes %d: want 1 or more", n)
 	}
 	if n := c.Int("depth"); n < 0 {
 		return usagef("--depth %d: want 0 or more", n)
+	}
+	r, names, err := graphInput(c)
+	if err != nil {
+		return err
 	}
 	files, cleanup, err := r.Spool(names)
 	if err != nil {
@@ -253,4 +286,12 @@ func graphView(c *cli.Context) error {
 		return err
 	}
 	return finishRead(c, r, names)
+}
+
+// clip shortens s to n bytes and an ellipsis.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

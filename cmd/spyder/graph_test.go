@@ -64,7 +64,7 @@ func TestGraph_BadInput(t *testing.T) {
 	}
 	empty := mustFile(t, "empty.jsonl", nil)
 	_, errOut, err = tryApp(t.Context(), "graph", "summary", empty)
-	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "no valid batch or edge line in "+empty) ||
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "no valid line of spyder output (batch, edges, lines or hosts) in "+empty) ||
 		!strings.Contains(errOut, empty+": empty file") {
 		t.Errorf("empty file: err %v, stderr %q", err, errOut)
 	}

@@ -94,7 +94,8 @@ func TestE2E_FormatLinesKeepsEveryField(t *testing.T) {
 // are zero everywhere, named by their path. Verified is exempt: the world's
 // CA is not handed to the process, so no certificate verifies. Of a
 // resolver's counts, the answers and SERVFAILs are enough: the others are
-// fields of the same struct, written and read by the same code.
+// fields of the same struct, written and read by the same code. A batch's
+// Hosts are never in a batch line (the hosts format writes them).
 func unusedFields(v reflect.Value, path string) []string {
 	used := map[string]bool{}
 	var walk func(v reflect.Value, path string)
@@ -120,7 +121,7 @@ func unusedFields(v reflect.Value, path string) []string {
 	walk(v, path)
 	var unused []string
 	for name, ok := range used {
-		if !ok && !strings.HasSuffix(name, ".Verified") && !resolverCount(name) {
+		if !ok && !strings.HasSuffix(name, ".Verified") && !resolverCount(name) && !strings.HasPrefix(name, "batch.Hosts") {
 			unused = append(unused, name)
 		}
 	}

@@ -20,7 +20,9 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args)
+	app := newApp(os.Stdout, os.Stderr)
+	app.Reader = os.Stdin // `cat list | spyder run` seeds from it
+	err := app.RunContext(ctx, interspersed(app.Commands, os.Args))
 	stop()
 	if err != nil {
 		if err.Error() != "" { // an exit status alone says nothing more

@@ -15,8 +15,9 @@ import (
 
 // outputs is the sink a run writes to, and how to close it.
 type outputs struct {
-	sink   sink.Sink
-	closes []func() error
+	sink    sink.Sink
+	closes  []func() error
+	spooled int // batches an earlier run left for --ingest, replayed by this one
 }
 
 // Close closes every output, last opened first.
@@ -55,11 +56,12 @@ func openOutputs(ctx context.Context, cfg runConfig, stdout io.Writer, b store.B
 		sinks = append(sinks, s)
 	}
 	if cfg.ingest != "" {
-		s, err := openIngest(ctx, cfg, b, local, log, m)
+		s, spooled, err := openIngest(ctx, cfg, b, local, log, m)
 		if err != nil {
 			o.Close()
 			return nil, err
 		}
+		o.spooled = spooled
 		sinks = append(sinks, s)
 		o.closes = append(o.closes, s.Close)
 	}
@@ -71,17 +73,19 @@ func openOutputs(ctx context.Context, cfg runConfig, stdout io.Writer, b store.B
 }
 
 // openIngest returns the --ingest sink over its spool (see ingestSpool),
-// saying whether an earlier run left batches in it to replay.
-func openIngest(ctx context.Context, cfg runConfig, b store.Backend, local *boltstore.Local, log *slog.Logger, m *metrics.Set) (*sink.Ingest, error) {
+// saying whether an earlier run left batches in it to replay, and
+// returning how many.
+func openIngest(ctx context.Context, cfg runConfig, b store.Backend, local *boltstore.Local, log *slog.Logger, m *metrics.Set) (*sink.Ingest, int, error) {
 	sp, err := ingestSpool(ctx, b, local, log)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		return nil, 0, fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	if n, err := sp.Len(ctx); err == nil {
+	n, err := sp.Len(ctx)
+	if err == nil {
 		m.SpoolDepth.Set(float64(n))
 		if n > 0 {
 			log.Info("ingest_spool", "batches", n, "note", "replaying batches spooled by an earlier run")
 		}
 	}
-	return sink.NewIngest(cfg.ingest, cfg.ingestWait, cfg.ingestTries, sp, log, m), nil
+	return sink.NewIngest(cfg.ingest, cfg.ingestWait, cfg.ingestTries, sp, log, m), n, nil
 }

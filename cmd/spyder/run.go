@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -33,7 +34,11 @@ func runCommand() *cli.Command {
 			"when nothing is pending or in flight, and a run stopped by Ctrl-C or a crash resumes\n" +
 			"where it left off when started again. With --redis it is one probe of a fleet: it\n" +
 			"works until signalled (or --exit-when-empty). Ctrl-C finishes the hosts in flight\n" +
-			"(up to --grace) and hands the rest back; a second Ctrl-C exits at once.",
+			"(up to --grace) and hands the rest back; a second Ctrl-C exits at once.\n\n" +
+			"Hosts come from --domains, or from stdin when it is a pipe or a file (cat list | spyder\n" +
+			"run), or from the queue. A standalone run with nothing pending once seeded (every host\n" +
+			"already done, or an empty --db) writes nothing and exits 1 saying so, unless it replays\n" +
+			"batches an earlier run spooled for --ingest.\n\n" + exitHelp,
 		Flags:  runFlags(),
 		Action: runAction,
 	})
@@ -73,7 +78,7 @@ func runAction(c *cli.Context) error {
 			// after a later Ctrl-C, and seeding is idempotent, so running
 			// again takes up the rest.
 			log.Info("stop", "during", "start", "signalled", true)
-			return nil
+			return interrupted(strings.TrimSpace(c.String("redis")) != "", cfg.exitIfEmpty, -1)
 		}
 		created.remove()
 		return err
@@ -88,6 +93,9 @@ func runAction(c *cli.Context) error {
 		"pending", st.Pending, "processing", st.Processing, "dead", st.Dead, "signalled", ctx.Err() != nil)
 	if err := closeBackend(b); err != nil && runErr == nil {
 		runErr = err
+	}
+	if runErr == nil && ctx.Err() != nil {
+		runErr = interrupted(b.Shared(), cfg.exitIfEmpty, st.Pending+st.Processing)
 	}
 	return runErr
 }
@@ -124,6 +132,12 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 	r, err := wire(c, cfg, b, local, log)
 	if err == nil {
 		err = prepare(ctx, cfg, b, log)
+		var none nothingToDo
+		if errors.As(err, &none) && r.spooled > 0 {
+			// Replaying what an earlier run spooled for --ingest is work.
+			log.Info("nothing_to_crawl", "note", "only replaying the batches spooled for --ingest")
+			err = nil
+		}
 	}
 	if err != nil {
 		if r != nil {
@@ -138,13 +152,26 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 	return b, r, nil
 }
 
-// prepare seeds the queue from --domains, queues again the hosts due for
-// a --revisit and, standalone, hands back the leases an earlier run left in
-// the file.
+// prepare seeds the queue from --domains (or piped stdin), queues again
+// the hosts due for a --revisit and, standalone, hands back the leases an
+// earlier run left in the file, then refuses a queue with nothing left to
+// crawl (errNothingToDo), which start's caller reports before any output.
 func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) error {
-	if cfg.domains != "" {
-		if _, err := queue.SeedFile(ctx, b, cfg.domains, os.Stdin, log); err != nil {
+	var rep *queue.SeedReport
+	switch {
+	case cfg.domains != "":
+		r, err := queue.SeedFile(ctx, b, cfg.domains, cfg.stdin, log)
+		if err != nil {
 			return err
+		}
+		rep = &r
+	case cfg.pipedStdin:
+		r, err := seedImplicitStdin(ctx, cfg, b, log)
+		if err != nil {
+			return err
+		}
+		if r.Lines > 0 {
+			cfg.domains, rep = "-", &r
 		}
 	}
 	if cfg.revisit > 0 {
@@ -154,10 +181,18 @@ func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logg
 		}
 		log.Info("revisit", "requeued", n, "older_than", cfg.revisit.String())
 	}
-	if !b.Shared() {
-		if err := worker.Recover(ctx, b, log); err != nil {
-			return fmt.Errorf("%s: %w", b.Name(), err)
-		}
+	if b.Shared() {
+		return nil
+	}
+	if err := worker.Recover(ctx, b, log); err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	st, err := b.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	if st.Pending == 0 && st.Processing == 0 {
+		return errNothingToDo(cfg, b.Name(), rep, st)
 	}
 	return nil
 }
@@ -172,6 +207,7 @@ type running struct {
 	batcher *sink.Batcher
 	board   *dashboard.Board
 	probeID string
+	spooled int              // batches an earlier run spooled for --ingest, replayed by this one
 	local   *boltstore.Local // a fleet probe's own file; nil standalone
 	closes  []func() error   // the limiter, the outputs, the servers; nil once closed
 }
@@ -200,12 +236,13 @@ func wire(c *cli.Context, cfg runConfig, b store.Backend, local *boltstore.Local
 		return r, err
 	}
 	r.closes = append(r.closes, out.Close)
+	r.spooled = out.spooled
 	seen, err := b.Emitted()
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	r.batcher = sink.NewBatcher(sink.Counting{Sink: out.sink, M: r.m}, seen,
-		sink.BatcherConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID, Queue: b})
+		sink.BatcherConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID, Queue: b, Hosts: cfg.format == sink.FormatHosts})
 	loop := cfg.loop
 	loop.ExitWhenEmpty = !b.Shared() || cfg.exitIfEmpty
 	if c, ok := probe.(*crawl.Crawler); ok {
@@ -243,10 +280,6 @@ func (r *running) run(ctx context.Context, stderr *lineWriter, progress bool) er
 	if st, err := r.q.Stats(ctx); err == nil {
 		r.loop.NoteSeen(st.Seen)
 		r.m.ObserveQueue(st)
-		if !r.q.Shared() && st.Pending == 0 && st.Processing == 0 {
-			r.log.Warn("nothing_to_do", "queue", r.q.Name(), "dead", st.Dead,
-				"note", "nothing is pending: give --domains, or see `spyder queue dead list`")
-		}
 	}
 	watchDone := make(chan struct{})
 	watchCtx, stopWatch := context.WithCancel(bg)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +19,8 @@ import (
 // runConfig is what the flags of `spyder run` ask for, checked.
 type runConfig struct {
 	domains     string        // seed from this file first ("-": stdin)
+	stdin       io.Reader     // what "-" reads: the app's Reader
+	pipedStdin  bool          // no --domains, and stdin is a pipe or file: seed from it
 	revisit     time.Duration // requeue done hosts probed longer ago than this first (0: none)
 	crawl       crawl.Config
 	loop        worker.Config
@@ -50,8 +54,9 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err != nil {
 		return runConfig{}, usagef("--limit-key %q: want host, apex or ip", c.String("limit-key"))
 	}
-	if r := c.String("resolver"); r != "" {
-		if _, err := resolver.ParseServers(r); err != nil {
+	servers := c.String("resolver")
+	if servers != "" {
+		if servers, err = resolver.ServersFrom(servers); err != nil {
 			return runConfig{}, usagef("--resolver: %v", err)
 		}
 	}
@@ -67,7 +72,7 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 		metricsAddr: c.String("metrics-addr"), progress: c.Bool("progress"), fakeProbe: c.Bool("fake-probe"),
 		fakeDelay: c.Duration("fake-probe-delay"), db: c.String("db"), asnDB: c.String("asn-db"),
 		crawl: crawl.Config{
-			Resolver: c.String("resolver"), RootCAs: roots, UserAgent: c.String("ua"),
+			Resolver: servers, MaxRate: c.Float64("max-rate"), RootCAs: roots, UserAgent: c.String("ua"),
 			ExcludeTLDs: splitList(c.String("exclude-tlds")), AllowPrivate: c.Bool("allow-private"), LimitKey: keyFn,
 			HostTimeout: c.Duration("host-timeout"), ProbeID: c.String("probe"), RunID: c.String("run"),
 		},
@@ -77,9 +82,18 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 			Continuous: c.Bool("continuous"), MaxDomains: int64(c.Int("max-domains")),
 		},
 	}
+	cfg.stdin = c.App.Reader
+	if cfg.domains == "" && pipedStdin(c.App.Reader) != nil {
+		cfg.pipedStdin = true
+	}
 	if c.String("revisit") != "" {
 		if cfg.revisit, err = parseAge(c.String("revisit")); err != nil {
 			return runConfig{}, usagef("--revisit: %v", err)
+		}
+		if !c.IsSet("run") {
+			// Under the run that wrote them, the hosts probed again would
+			// get only their own edges: every node is already emitted there.
+			cfg.crawl.RunID = revisitRunID(time.Now())
 		}
 	}
 	if p := c.String("dial-proxy"); p != "" {
@@ -99,6 +113,9 @@ func checkRunFlags(c *cli.Context) error {
 	if r := c.Float64("rate"); !(r >= 0) {
 		return usagef("--rate %v: want 0 (no limit) or more", r)
 	}
+	if r := c.Float64("max-rate"); !(r >= 0) {
+		return usagef("--max-rate %v: want 0 (no limit) or more", r)
+	}
 	if n := c.Int("burst"); n < 1 {
 		return usagef("--burst %d: want at least 1", n)
 	}
@@ -115,8 +132,9 @@ func checkRunFlags(c *cli.Context) error {
 	if d := c.Duration("grace"); d < 0 {
 		return usagef("--grace %v: want 0 (hand the hosts in flight back at once) or more", d)
 	}
-	if f := c.String("format"); f != sink.FormatBatch && f != sink.FormatEdges && f != sink.FormatLines {
-		return usagef("--format %q: want batch, edges or lines", f)
+	if f := c.String("format"); !slices.Contains(sink.Formats, f) {
+		n := len(sink.Formats)
+		return usagef("--format %q: want %s or %s", f, strings.Join(sink.Formats[:n-1], ", "), sink.Formats[n-1])
 	}
 	if u := c.String("ingest"); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return usagef("--ingest %q: want an http:// or https:// URL", u)
@@ -156,4 +174,11 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// revisitRunID is the run ID of a --revisit given no --run: one of its own,
+// so that the hosts probed again are written whole (nodes, certificates,
+// edges), as a new crawl would write them.
+func revisitRunID(now time.Time) string {
+	return "revisit-" + now.UTC().Format("20060102T150405Z")
 }

@@ -34,11 +34,13 @@ func runFlags() []cli.Flag {
 	hostname, _ := os.Hostname()
 	flags := []cli.Flag{
 		str(&cli.StringFlag{Name: "domains", Category: catQueue, TakesFile: true, EnvVars: env("DOMAINS"),
-			Usage: "seed the queue from this `FILE` first (one host per line, # comments; - for stdin)"}),
+			Usage: "seed the queue from this `FILE` first: one host (or URL) per line, # comments, or a top list's rank,host CSV lines (Tranco, Umbrella); - for stdin, which is also read without --domains when it is a pipe or a file"}),
 		integer(&cli.IntFlag{Name: "concurrency", Value: defaultConcurrency, Category: catCrawl, EnvVars: env("CONCURRENCY"),
 			Usage: "hosts probed at once"}),
 		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "rate", Value: limiter.DefaultPerSecond, Category: catCrawl, EnvVars: env("RATE"),
 			Usage: "requests per second to one host (or apex, or IP: --limit-key); 0 for no limit"}),
+		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "max-rate", Category: catCrawl, EnvVars: env("MAX_RATE"),
+			Usage: "requests per second to all hosts together, and DNS queries per second to all resolvers together (each at most `N`, bursts up to N); 0 for no limit"}),
 		integer(&cli.IntFlag{Name: "burst", Value: limiter.DefaultBurst, Category: catCrawl, EnvVars: env("BURST"),
 			Usage: "requests to one host that may go out without waiting"}),
 		str(&cli.StringFlag{Name: "limit-key", Value: "host", Category: catCrawl, EnvVars: env("LIMIT_KEY"),
@@ -51,7 +53,7 @@ func runFlags() []cli.Flag {
 		dur(&cli.DurationFlag{Name: "lease", Value: queue.DefaultLeaseTTL, Category: catQueue, EnvVars: env("LEASE"),
 			Usage: "lease TTL: a host a crashed worker held is probed again after this"}),
 		str(&cli.StringFlag{Name: "revisit", Category: catQueue, EnvVars: env("REVISIT"),
-			Usage: "first queue again the done hosts last probed longer ago than `AGE` (e.g. 7d, 36h)"}),
+			Usage: "first queue again the done hosts last probed longer ago than `AGE` (e.g. 7d, 36h); without --run, under a run ID of its own (revisit-<UTC time>), so every node and edge they hold is written again"}),
 		integer(&cli.IntFlag{Name: "max-attempts", Value: queue.DefaultMaxAttempts, Category: catQueue, EnvVars: env("MAX_ATTEMPTS"),
 			Usage: "a host whose output failed (or whose lease expired) this many times goes to dead"}),
 		boolean(&cli.BoolFlag{Name: "continuous", Category: catCrawl, EnvVars: env("CONTINUOUS"),
@@ -64,8 +66,8 @@ func runFlags() []cli.Flag {
 			DefaultText: "spyder/" + spyder.Version + " (+" + spyder.ProjectURL + ")",
 			Usage:       "user agent; robots.txt groups for spyder apply"}),
 		str(&cli.StringFlag{Name: "resolver", Category: catCrawl, EnvVars: env("RESOLVER"),
-			DefaultText: "first nameserver of /etc/resolv.conf",
-			Usage:       "DNS servers, comma-separated: `IP[:PORT]` or [IPv6]:PORT, port 53 by default; lookups take turns, a silent one is set aside for 30s"}),
+			DefaultText: "every nameserver of /etc/resolv.conf",
+			Usage:       "DNS servers, comma-separated: `IP[:PORT]` or [IPv6]:PORT, port 53 by default, or a file of them (one or more a line, # comments); lookups take turns, a silent one is set aside for 30s"}),
 		boolean(&cli.BoolFlag{Name: "allow-private", Category: catCrawl, EnvVars: env("ALLOW_PRIVATE"),
 			Usage: "connect to loopback, private and link-local addresses too"}),
 		str(&cli.StringFlag{Name: "asn-db", Category: catCrawl, TakesFile: true, EnvVars: env("ASN_DB"),
@@ -79,7 +81,7 @@ func runFlags() []cli.Flag {
 		str(&cli.StringFlag{Name: "out", Category: catOutput, TakesFile: true, EnvVars: env("OUT"), DefaultText: "stdout",
 			Usage: "append output to this `FILE` (fsynced per batch) instead of stdout"}),
 		str(&cli.StringFlag{Name: "format", Value: sink.FormatBatch, Category: catOutput, EnvVars: env("FORMAT"),
-			Usage: "output format: batch (one batch object per line), edges (one edge per line) or lines (one object per node, edge and probe outcome, each with a kind)"}),
+			Usage: "output format: batch (one batch object per line), edges (one edge per line), lines (one object per node, edge and probe outcome, each with a kind) or hosts (one object per visited host, failed ones too: every step's outcome, records, certificates, links and redirects, whole on each line)"}),
 		str(&cli.StringFlag{Name: "ingest", Category: catOutput, EnvVars: env("INGEST"),
 			Usage: "POST each batch to this `URL` (retried; spooled on disk when it fails, in --state-dir with --redis, and replayed later)"}),
 		integer(&cli.IntFlag{Name: "ingest-retries", Value: 3, Category: catOutput, EnvVars: env("INGEST_RETRIES"),
@@ -94,6 +96,14 @@ func runFlags() []cli.Flag {
 			Usage: "serve the dashboard (/), Prometheus /metrics and /healthz on this `ADDR` (e.g. :9090)"}),
 		boolean(&cli.BoolFlag{Name: "progress", Category: catOps, EnvVars: env("PROGRESS"), Value: true,
 			Usage: "draw a progress line on stderr when it is a terminal"}),
+	}
+	return append(append(backendFlags(), flags...), hiddenRunFlags()...)
+}
+
+// hiddenRunFlags are the flags of `spyder run` that --help leaves out.
+func hiddenRunFlags() []cli.Flag {
+	env := func(name string) []string { return []string{"SPYDER_" + name} }
+	return []cli.Flag{
 		// Hidden, for end-to-end tests against a simulated internet.
 		&cli.StringFlag{Name: "ca-file", Hidden: true, EnvVars: env("CA_FILE"), Usage: "extra root CA PEM file"},
 		&cli.StringFlag{Name: "dial-proxy", Hidden: true, EnvVars: env("DIAL_PROXY"),
@@ -102,5 +112,4 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "fake-probe", Hidden: true, Usage: "probe nothing: answer every host with a fixed result (a load test)"},
 		&cli.DurationFlag{Name: "fake-probe-delay", Hidden: true, Usage: "with --fake-probe, take this long per host (a slow crawl to watch)"},
 	}
-	return append(backendFlags(), flags...)
 }

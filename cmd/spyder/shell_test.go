@@ -117,7 +117,7 @@ var completionCases = []struct {
 	words []string
 	want  []string
 }{
-	{[]string{"spyder", ""}, []string{"completion", "graph", "help", "man", "queue", "robots", "run"}},
+	{[]string{"spyder", ""}, []string{"completion", "graph", "help", "man", "queue", "robots", "run", "version"}},
 	{[]string{"spyder", "qu"}, []string{"queue"}},
 	{[]string{"spyder", "queue", "de"}, []string{"dead"}},
 	{[]string{"spyder", "queue", "dead", ""}, []string{"help", "list", "purge", "retry"}},

@@ -24,16 +24,17 @@ func TestRun_SignalledWhileStarting(t *testing.T) {
 }
 
 // TestRun_SignalledWhileStarting_Standalone: the same on a new bbolt file,
-// which is kept, as after a later Ctrl-C: running the same command again
-// crawls every host of --domains from it.
+// which is kept, as after a later Ctrl-C: it exits 130 (interrupted with
+// work left, not a failure's 1), and running the same command again crawls
+// every host of --domains from it.
 func TestRun_SignalledWhileStarting_Standalone(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "spyder.db")
 	args := []string{"run", "--db", db, "--domains", mustDomains(t, []string{"a.example.com", "b.example.com", "c.example.com"}),
 		"--out", filepath.Join(dir, "out.jsonl"), "--fake-probe"}
 	_, stderr, err := tryApp(signalled(t), args...)
-	if err != nil {
-		t.Fatalf("run signalled while starting: %v, want a clean stop\n%s", err, stderr)
+	if code := exitCode(err); err == nil || code != exitInterrupted {
+		t.Fatalf("run signalled while starting: %v (exit %d), want exit %d\n%s", err, code, exitInterrupted, stderr)
 	}
 	checkStartStop(t, stderr)
 	if _, err := os.Stat(db); err != nil {

@@ -76,9 +76,9 @@ func TestApp_StdinTerminalOrNot(t *testing.T) {
 		atTTY, atNull string
 	}{
 		{[]string{"graph", "summary"}, "spyder: graph summary: name spyder output files, or pipe one in\n",
-			"spyder: graph: no valid batch or edge line in stdin\n"},
+			"spyder: graph: no valid line of spyder output (batch, edges, lines or hosts) in stdin\n"},
 		{[]string{"graph", "view"}, "spyder: graph view: name spyder output files, or pipe one in\n",
-			"spyder: graph: no valid batch or edge line in stdin\n"},
+			"spyder: graph: no valid line of spyder output (batch, edges, lines or hosts) in stdin\n"},
 		{[]string{"queue", "seed", "--db", db}, "spyder: queue seed: name a file of hosts, or pipe them in: spyder queue seed list.txt\n",
 			"spyder: domains on stdin holds no hosts (blank lines and # comments only)\n"},
 	}
