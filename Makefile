@@ -24,7 +24,7 @@ man: build
 # parser), graphviz (gvpr reads back the DOT export), bash, zsh and fish
 # (the completion scripts run in them) and groff and man-db (the man page
 # is rendered by them), and the interop world's servers (internal/interop:
-# nginx, apache2, lighttpd with its OpenSSL module, haproxy, bind9, nsd,
+# nginx, apache2, lighttpd with its OpenSSL module, haproxy, caddy, h2o, bind9, nsd,
 # knot, pdns-server with its bind backend, unbound, and iproute2's ip). The
 # packages' own services are not started (policy-rc.d for the install):
 # the tests start the servers with configs of their own. apt-get update runs
@@ -38,7 +38,7 @@ deps:
 	for c in bash zsh fish; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
-	for p in nginx:nginx apache2:apache2 lighttpd:lighttpd haproxy:haproxy named:bind9 nsd:nsd knotd:knot \
+	for p in nginx:nginx apache2:apache2 lighttpd:lighttpd haproxy:haproxy caddy:caddy h2o:h2o named:bind9 nsd:nsd knotd:knot \
 		pdns_server:pdns-server unbound:unbound ip:iproute2; do \
 		PATH="$$PATH:/usr/sbin:/sbin" command -v $${p%%:*} >/dev/null 2>&1 || missing="$$missing $${p##*:}"; done; \
 	[ -e /usr/lib/lighttpd/mod_openssl.so ] || missing="$$missing lighttpd-mod-openssl"; \

@@ -35,6 +35,8 @@ var pageSteps = map[string]string{
 	"loop.haproxy.test":    spyder.StatusTooManyRedirects,
 	"chain6.haproxy.test":  spyder.StatusTooManyRedirects,
 	"empty.nginx.test":     spyder.StatusNotHTML,
+	"gz.caddy.test":        spyder.StatusRobotsBlocked,
+	"gz.h2o.test":          spyder.StatusRobotsBlocked,
 	"gz.haproxy.test":      spyder.StatusRobotsBlocked,
 	"r503.apache.test":     spyder.StatusRobotsBlocked,
 	"br.apache.test":       spyder.StatusRobotsBlocked,
@@ -53,7 +55,7 @@ type world struct {
 // startWorld issues the certificates, writes the zones and configurations
 // and starts every server.
 func startWorld(t *testing.T) *world {
-	RequireTools(t, "nginx", "apache2", "lighttpd", "haproxy", "unbound", "nsd", "knotd", "named", "pdns_server", "ip")
+	RequireTools(t, "nginx", "apache2", "lighttpd", "haproxy", "caddy", "h2o", "unbound", "nsd", "knotd", "named", "pdns_server", "ip")
 	dir := t.TempDir()
 	// Apache's workers run as www-data: they must reach the files.
 	for d := dir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {

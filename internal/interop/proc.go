@@ -56,6 +56,8 @@ func Start(tb testing.TB, dir, name string, ready []string, prog string, args ..
 	}
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = dir
+	// Servers that keep files under the user's home (Caddy) keep them here.
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

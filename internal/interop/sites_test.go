@@ -149,6 +149,35 @@ func sites() []*Site {
 		{Host: "rredir.lighttpd.test", Server: "lighttpd", Robots: Resource{Status: 301, Location: "https://gz.nginx.test/robots.txt"},
 			Page: linkOnly("invented.test"), Verified: true},
 
+		// Caddy (Go's crypto/tls)
+		{Host: "caddy.test", Server: "caddy", Robots: allowAll, Page: linkOnly("h2o.test", "nginx.test"),
+			Links: []string{"h2o.test", "nginx.test"}, Verified: true},
+		{Host: "gz.caddy.test", Server: "caddy", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
+			Page: linkOnly("invented.test"), Verified: true},
+		{Host: "brpage.caddy.test", Server: "caddy", Robots: allowAll,
+			Page: Resource{Encoding: "br", Body: page("", "https://brc-linked.test/")}, Links: []string{"brc-linked.test"}, Verified: true},
+		{Host: "p384.caddy.test", Server: "caddy", Key: P384, Groups: "P-384", Robots: allowAll, Page: linkOnly("p384c-linked.test"),
+			Links: []string{"p384c-linked.test"}, Verified: true},
+		{Host: "tls12.caddy.test", Server: "caddy", Key: P384, TLS12: true, Robots: allowAll, Page: linkOnly("tls12c-linked.test"),
+			Links: []string{"tls12c-linked.test"}, Verified: true},
+		{Host: "x25519.caddy.test", Server: "caddy", Groups: "X25519", Robots: allowAll, Page: linkOnly("x25519c-linked.test"),
+			Links: []string{"x25519c-linked.test"}, Verified: true},
+		{Host: "redir.caddy.test", Server: "caddy", Robots: allowAll, Page: Resource{Status: 302, Location: "https://h2o.test/"},
+			RedirectsTo: [][2]string{{"redir.caddy.test", "h2o.test"}}, Links: []string{"h2o.test", "caddy.test"}, Verified: true},
+
+		// h2o
+		{Host: "h2o.test", Server: "h2o", Key: RSA2048, Robots: allowAll, Page: linkOnly("caddy.test", "h2o.test"),
+			Links: []string{"caddy.test", "h2o.test"}, Verified: true},
+		{Host: "gz.h2o.test", Server: "h2o", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
+			Page: linkOnly("invented.test"), Verified: true},
+		{Host: "deflatepage.h2o.test", Server: "h2o", Robots: allowAll,
+			Page: Resource{Encoding: "deflate", Body: page("", "https://deflateh-linked.test/")}, Links: []string{"deflateh-linked.test"}, Verified: true},
+		{Host: "w1252.h2o.test", Server: "h2o", Robots: allowAll,
+			Page:  Resource{Type: "text/html; charset=windows-1252", Body: in(charmap.Windows1252, page("", "https://café.test/"))},
+			Links: []string{"xn--caf-dma.test"}, Verified: true},
+		{Host: "redir.h2o.test", Server: "h2o", Robots: allowAll, Page: Resource{Status: 308, Location: "//caddy.test/"},
+			RedirectsTo: [][2]string{{"redir.h2o.test", "caddy.test"}}, Links: []string{"h2o.test", "nginx.test"}, Verified: true},
+
 		// HAProxy
 		{Host: "haproxy.test", Server: "haproxy", Groups: "X25519", Robots: allowAll, Page: linkOnly("nginx.test"),
 			Links: []string{"nginx.test"}, Verified: true},
@@ -233,4 +262,6 @@ var zones = map[string][]string{
 	"apache.test":   {"knot"},
 	"lighttpd.test": {"pdns"},
 	"haproxy.test":  {"nsd", "knot"},
+	"caddy.test":    {"pdns"},
+	"h2o.test":      {"knot", "pdns"},
 }

@@ -234,6 +234,12 @@ func StartWeb(tb testing.TB, dir string, sites []*Site) {
 		case "haproxy":
 			conf := writeFile(tb, dir, "haproxy.cfg", []byte(haproxyConf(dir, ss)))
 			Start(tb, dir, server, ready, "haproxy", "-db", "-f", conf)
+		case "caddy":
+			conf := writeFile(tb, dir, "Caddyfile", []byte(caddyConf(dir, ss)))
+			Start(tb, dir, server, ready, "caddy", "run", "--config", conf, "--adapter", "caddyfile")
+		case "h2o":
+			conf := writeFile(tb, dir, "h2o.conf", []byte(h2oConf(dir, ss)))
+			Start(tb, dir, server, ready, "h2o", "-c", conf)
 		default:
 			tb.Fatalf("interop: unknown server %q", server)
 		}
