@@ -53,7 +53,7 @@ func runFlags() []cli.Flag {
 		dur(&cli.DurationFlag{Name: "lease", Value: queue.DefaultLeaseTTL, Category: catQueue, EnvVars: env("LEASE"),
 			Usage: "lease TTL: a host a crashed worker held is probed again after this"}),
 		str(&cli.StringFlag{Name: "revisit", Category: catQueue, EnvVars: env("REVISIT"),
-			Usage: "first queue again the done hosts last probed longer ago than `AGE` (e.g. 7d, 36h); without --run, under a run ID of its own (revisit-<UTC time>), so every node and edge they hold is written again"}),
+			Usage: "first queue again the done hosts last probed longer ago than `AGE` (e.g. 7d, 36h); without --run, under a run ID of its own (revisit-<UTC time>), so every node and edge they hold is written again; with --run, what that run already wrote is not written again"}),
 		integer(&cli.IntFlag{Name: "max-attempts", Value: queue.DefaultMaxAttempts, Category: catQueue, EnvVars: env("MAX_ATTEMPTS"),
 			Usage: "a host whose output failed (or whose lease expired) this many times goes to dead"}),
 		boolean(&cli.BoolFlag{Name: "continuous", Category: catCrawl, EnvVars: env("CONTINUOUS"),
