@@ -81,8 +81,11 @@ func nothingMessage(cfg runConfig, name string, rep *queue.SeedReport, st queue.
 	again := "crawl them again with --revisit AGE (the hosts probed longer ago than AGE), or start afresh with another --db"
 	switch {
 	case rep != nil && rep.Duplicate > 0:
-		return fmt.Errorf("nothing to crawl: the %d hosts of %s are all done in %s%s; %s",
-			rep.Duplicate, seedName(cfg), name, dead, again)
+		hosts := fmt.Sprintf("the %d hosts of %s are all", rep.Duplicate, seedName(cfg))
+		if rep.Duplicate == 1 {
+			hosts = "the one host of " + seedName(cfg) + " is"
+		}
+		return fmt.Errorf("nothing to crawl: %s done in %s%s; %s", hosts, name, dead, again)
 	case st.Seen == 0:
 		return fmt.Errorf("nothing to crawl: %s holds no hosts (a new file, or a mistyped --db?); give --domains FILE or pipe hosts to stdin", name)
 	}
