@@ -75,10 +75,11 @@ type Config struct {
 	Held store.Spool
 }
 
-// Loop leases hosts from the queue and probes them with at most
-// Concurrency at once, until the queue is empty (ExitWhenEmpty) or its ctx
-// is cancelled. Its counters are safe to read while it runs.
-type Loop struct {
+// env is what the loop's services share: the queue, the prober, the
+// output, the log, the counters and the configuration, and the tallies
+// they keep together. Services hold a pointer to the one env, so that a
+// test that swaps a part of the loop swaps it for all of them.
+type env struct {
 	q       queue.Work
 	visitor Visitor
 	out     Writer
@@ -88,10 +89,29 @@ type Loop struct {
 
 	seen atomic.Int64 // hosts in the seen set, as last known
 	done atomic.Int64 // hosts acked by this process
-	// seenMax is the largest seen set checkState saw; a smaller one later
-	// means the queue lost its state.
+	// seenMax is the largest seen set the state watch saw; a smaller one
+	// later means the queue lost its state.
 	seenMax atomic.Int64
 	lost    atomic.Bool // the queue lost its state during this run
+}
+
+// Loop leases hosts from the queue and probes them with at most
+// Concurrency at once, until the queue is empty (ExitWhenEmpty) or its ctx
+// is cancelled. Its counters are safe to read while it runs.
+//
+// The loop itself leases and visits; beside it run a few services, each
+// with one context: the acker (acks finished hosts in batches), the spool
+// (writes the queue did not take, replayed in order), the reclaimer
+// (expired leases of dead probes), the state watch (a queue that lost its
+// state), and the link (whether the queue answers, waking heartbeats and
+// the replay when it answers again).
+type Loop struct {
+	*env
+	link    *link
+	spool   *spool
+	acker   *acker
+	reclaim *reclaimer
+	watch   *stateWatch
 
 	enqMu    sync.Mutex // serialises enqueue
 	mu       sync.Mutex
@@ -103,21 +123,23 @@ type Loop struct {
 	// guard holds back probes that failed as if the network were down;
 	// nil without Config.Check. Set by Run.
 	guard *guard
-
-	link     *link         // whether the queue answers
-	heldMu   sync.Mutex    // orders writes to Config.Held with holding
-	holding  atomic.Bool   // Config.Held may hold writes: new ones queue behind them
-	heldKick chan struct{} // wakes replayLoop; capacity 1
 }
 
 // New returns a Loop over q that probes with p, writes to out, logs to log
 // and counts into m.
 func New(q queue.Work, p Visitor, out Writer, log *slog.Logger, m *metrics.Set, cfg Config) *Loop {
-	w := &Loop{q: q, visitor: p, out: out, log: log, m: m, cfg: cfg, inflight: map[string]queue.Lease{},
-		link: newLink(), heldKick: make(chan struct{}, 1)}
-	w.holding.Store(cfg.Held != nil) // until a replay finds the file empty
+	e := &env{q: q, visitor: p, out: out, log: log, m: m, cfg: cfg}
+	w := &Loop{env: e, inflight: map[string]queue.Lease{}}
+	w.link = newLink(e, w.Inflight)
+	w.spool = newSpool(e, w.link)
+	w.acker = &acker{env: e, link: w.link, spool: w.spool, untrack: w.untrack}
+	w.reclaim = &reclaimer{env: e, link: w.link}
+	w.watch = &stateWatch{env: e, link: w.link}
 	return w
 }
+
+// Holding reports whether writes are held for the queue.
+func (w *Loop) Holding() bool { return w.spool.isHolding() }
 
 // Done reports how many hosts this loop acknowledged.
 func (w *Loop) Done() int64 { return w.done.Load() }

@@ -27,19 +27,19 @@ func (w *Loop) Run(ctx context.Context) error {
 	if w.cfg.Held != nil {
 		// What an earlier run held goes first: it was written before
 		// anything this run will write.
-		w.replayHeld(ctx)
+		w.spool.replayHeld(ctx)
 		replayCtx, stopReplay := context.WithCancel(bg)
 		replayDone := make(chan struct{})
-		go func() { defer close(replayDone); w.replayLoop(replayCtx) }()
-		defer func() { stopReplay(); <-replayDone; w.replayLast(bg) }()
+		go func() { defer close(replayDone); w.spool.replayLoop(replayCtx) }()
+		defer func() { stopReplay(); <-replayDone; w.spool.replayLast(bg) }()
 	}
 
 	// Beside the work: reclaiming expired leases, and checking that the
 	// queue kept its state.
 	sideCtx, stopSide := context.WithCancel(ctx)
 	var side sync.WaitGroup
-	side.Go(func() { w.reclaimLoop(sideCtx) })
-	side.Go(func() { w.stateLoop(sideCtx) })
+	side.Go(func() { w.reclaim.run(sideCtx) })
+	side.Go(func() { w.watch.run(sideCtx) })
 	defer func() { stopSide(); side.Wait() }()
 
 	var wg sync.WaitGroup
@@ -48,9 +48,9 @@ func (w *Loop) Run(ctx context.Context) error {
 	ackDone := make(chan struct{})
 	go func() {
 		defer close(ackDone)
-		w.ackLoop(workCtx, bg, acks, sem)
+		w.acker.run(workCtx, acks, sem)
 	}()
-	err := w.leaseLoop(ctx, workCtx, bg, sem, acks, &wg)
+	err := w.leaseLoop(ctx, sem, func(leases []queue.Lease) { w.start(workCtx, leases, sem, acks, &wg) })
 	if herr := w.windDown(ctx, cancelWork); herr != nil {
 		err = herr
 	} else if ctx.Err() != nil {
@@ -90,10 +90,10 @@ func (w *Loop) windDown(ctx context.Context, cancelWork func()) error {
 	return nil
 }
 
-// leaseLoop leases while there is room and work, starting one goroutine per
-// leased item. A slot of sem is taken per lease and freed once the lease is
-// acked (by ackLoop), failed or left for releaseRest.
-func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, acks chan<- finished, wg *sync.WaitGroup) error {
+// leaseLoop leases while there is room and work, handing what it leased
+// to start. A slot of sem is taken per lease and freed once the lease is
+// acked (by the acker), failed or left for releaseRest.
+func (w *Loop) leaseLoop(ctx context.Context, sem chan struct{}, start func([]queue.Lease)) error {
 	for {
 		n, ok := takeSlots(ctx, sem)
 		if !ok {
@@ -103,7 +103,7 @@ func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, ac
 		for i := len(leases); i < n; i++ {
 			<-sem
 		}
-		w.noteErr(ctx, err)
+		w.link.noteErr(ctx, err)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
 				return errOrNil(ctx, err)
@@ -126,7 +126,7 @@ func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, ac
 			}
 			continue
 		}
-		w.start(workCtx, bg, leases, sem, acks, wg)
+		start(leases)
 	}
 }
 
@@ -158,16 +158,17 @@ func takeSlots(ctx context.Context, sem chan struct{}) (int, bool) {
 	return n, true
 }
 
-// start tracks leases and probes each in a goroutine of its own; a probe
-// that does not hand its lease to acks frees its slot itself.
-func (w *Loop) start(workCtx, bg context.Context, leases []queue.Lease, sem chan struct{}, acks chan<- finished, wg *sync.WaitGroup) {
+// start tracks leases and probes each in a goroutine of its own, under
+// ctx (the work's); a probe that does not hand its lease to acks frees
+// its slot itself.
+func (w *Loop) start(ctx context.Context, leases []queue.Lease, sem chan struct{}, acks chan<- finished, wg *sync.WaitGroup) {
 	w.m.Leased.Add(float64(len(leases)))
 	w.track(leases)
 	for _, l := range leases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !w.work(workCtx, bg, &l, acks) {
+			if !w.work(ctx, &l, acks) {
 				<-sem
 			}
 		}()
@@ -179,7 +180,7 @@ func (w *Loop) start(workCtx, bg context.Context, leases []queue.Lease, sem chan
 // anywhere. An empty queue that forgot hosts is not a finished crawl: it
 // ends the run with an error saying so instead of exiting 0.
 func (w *Loop) finished(ctx context.Context) (bool, error) {
-	if !w.cfg.ExitWhenEmpty || w.Inflight() != 0 || w.holding.Load() {
+	if !w.cfg.ExitWhenEmpty || w.Inflight() != 0 || w.spool.isHolding() {
 		return false, nil
 	}
 	st, err := w.q.Stats(ctx)
