@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/spyder-crawler/spyder/concurrency"
 	"github.com/spyder-crawler/spyder/queue"
 )
 
@@ -29,10 +30,10 @@ type acker struct {
 
 // run acks the leases workers hand over, as many per AckAll call as
 // are waiting: the queue sees one round trip for them, and no worker waits
-// on its own. Each lease's slot of sem is freed once its ack is answered,
-// so at most Concurrency hosts are ever leased and not yet acked. It
+// on its own. Each lease's slot of lim is freed once its ack is answered,
+// so at most the limit's hosts are ever leased and not yet acked. It
 // returns once acks is closed and drained.
-func (a *acker) run(ctx context.Context, acks <-chan finished, sem <-chan struct{}) {
+func (a *acker) run(ctx context.Context, acks <-chan finished, lim *concurrency.Limit) {
 	for f := range acks {
 		batch := []finished{f}
 	more:
@@ -48,9 +49,7 @@ func (a *acker) run(ctx context.Context, acks <-chan finished, sem <-chan struct
 			}
 		}
 		a.ackAll(ctx, batch)
-		for range batch {
-			<-sem
-		}
+		lim.Release(len(batch))
 	}
 }
 

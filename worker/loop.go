@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spyder-crawler/spyder"
+	"github.com/spyder-crawler/spyder/concurrency"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/queue"
@@ -48,7 +49,7 @@ const DefaultStateEvery = time.Second
 
 // Config is how a Loop works.
 type Config struct {
-	Concurrency   int           // hosts leased and not yet acked, at most
+	Concurrency   int           // hosts leased and not yet acked, at most, when Limit is nil
 	LeaseTTL      time.Duration // a lease not extended expires after this
 	MaxAttempts   int           // failures before a host goes to dead
 	Grace         time.Duration // time in-flight probes get on shutdown
@@ -73,6 +74,12 @@ type Config struct {
 	// start if the run ends before; nil: such writes are retried while the
 	// leases last, then given up (the hosts are probed again).
 	Held store.Spool
+
+	// Limit, when set, is how many hosts may be leased and not yet acked,
+	// adapted as the run goes (see package concurrency); nil: Concurrency,
+	// fixed. A visit that timed out while the process was saturated is
+	// handed back to the queue without spending an attempt.
+	Limit *concurrency.Limit
 }
 
 // env is what the loop's services share: the queue, the prober, the
@@ -113,6 +120,12 @@ type Loop struct {
 	reclaim *reclaimer
 	watch   *stateWatch
 
+	lim      atomic.Pointer[concurrency.Limit] // Config.Limit or a fixed one; set by Run
+	limMu    sync.Mutex
+	limCause string // the cause of the limit's last move, as logged
+	overMu   sync.Mutex
+	overload map[host.Name]int // times a host was handed back for overload
+
 	enqMu    sync.Mutex // serialises enqueue
 	mu       sync.Mutex
 	inflight map[string]queue.Lease // by lease ID: leased, not yet acked or failed
@@ -129,7 +142,7 @@ type Loop struct {
 // and counts into m.
 func New(q queue.Work, p Visitor, out Writer, log *slog.Logger, m *metrics.Set, cfg Config) *Loop {
 	e := &env{q: q, visitor: p, out: out, log: log, m: m, cfg: cfg}
-	w := &Loop{env: e, inflight: map[string]queue.Lease{}}
+	w := &Loop{env: e, inflight: map[string]queue.Lease{}, overload: map[host.Name]int{}}
 	w.link = newLink(e, w.Inflight)
 	w.spool = newSpool(e, w.link)
 	w.acker = &acker{env: e, link: w.link, spool: w.spool, untrack: w.untrack}

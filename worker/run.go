@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spyder-crawler/spyder/concurrency"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -42,15 +43,20 @@ func (w *Loop) Run(ctx context.Context) error {
 	side.Go(func() { w.watch.run(sideCtx) })
 	defer func() { stopSide(); side.Wait() }()
 
+	lim := w.limit()
+	limCtx, stopLim := context.WithCancel(bg) // read until the last visit ends
+	var limDone sync.WaitGroup
+	limDone.Go(func() { lim.Run(limCtx, w.noteLimit) })
+	defer func() { stopLim(); limDone.Wait() }()
+
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, w.cfg.Concurrency)
-	acks := make(chan finished, w.cfg.Concurrency)
+	acks := make(chan finished, lim.Max())
 	ackDone := make(chan struct{})
 	go func() {
 		defer close(ackDone)
-		w.acker.run(workCtx, acks, sem)
+		w.acker.run(workCtx, acks, lim)
 	}()
-	err := w.leaseLoop(ctx, sem, func(leases []queue.Lease) { w.start(workCtx, leases, sem, acks, &wg) })
+	err := w.leaseLoop(ctx, lim, func(leases []queue.Lease) { w.start(workCtx, leases, lim, acks, &wg) })
 	if herr := w.windDown(ctx, cancelWork); herr != nil {
 		err = herr
 	} else if ctx.Err() != nil {
@@ -91,18 +97,16 @@ func (w *Loop) windDown(ctx context.Context, cancelWork func()) error {
 }
 
 // leaseLoop leases while there is room and work, handing what it leased
-// to start. A slot of sem is taken per lease and freed once the lease is
-// acked (by the acker), failed or left for releaseRest.
-func (w *Loop) leaseLoop(ctx context.Context, sem chan struct{}, start func([]queue.Lease)) error {
+// to start. A slot of lim is taken per lease and freed once the lease is
+// acked (by the acker), failed, handed back or left for releaseRest.
+func (w *Loop) leaseLoop(ctx context.Context, lim *concurrency.Limit, start func([]queue.Lease)) error {
 	for {
-		n, ok := takeSlots(ctx, sem)
+		n, ok := lim.Acquire(ctx, maxLeaseBatch)
 		if !ok {
 			return nil
 		}
 		leases, err := w.q.Lease(ctx, n, w.cfg.LeaseTTL, leaseWait)
-		for i := len(leases); i < n; i++ {
-			<-sem
-		}
+		lim.Release(n - len(leases))
 		w.link.noteErr(ctx, err)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
@@ -138,30 +142,10 @@ func errOrNil(ctx context.Context, err error) error {
 	return err
 }
 
-// takeSlots waits for one free slot of sem and takes as many more as are
-// free, up to maxLeaseBatch; false means ctx ended first.
-func takeSlots(ctx context.Context, sem chan struct{}) (int, bool) {
-	select {
-	case sem <- struct{}{}:
-	case <-ctx.Done():
-		return 0, false
-	}
-	n := 1
-	for n < maxLeaseBatch {
-		select {
-		case sem <- struct{}{}:
-			n++
-		default:
-			return n, true
-		}
-	}
-	return n, true
-}
-
 // start tracks leases and probes each in a goroutine of its own, under
 // ctx (the work's); a probe that does not hand its lease to acks frees
 // its slot itself.
-func (w *Loop) start(ctx context.Context, leases []queue.Lease, sem chan struct{}, acks chan<- finished, wg *sync.WaitGroup) {
+func (w *Loop) start(ctx context.Context, leases []queue.Lease, lim *concurrency.Limit, acks chan<- finished, wg *sync.WaitGroup) {
 	w.m.Leased.Add(float64(len(leases)))
 	w.track(leases)
 	for _, l := range leases {
@@ -169,7 +153,7 @@ func (w *Loop) start(ctx context.Context, leases []queue.Lease, sem chan struct{
 		go func() {
 			defer wg.Done()
 			if !w.work(ctx, &l, acks) {
-				<-sem
+				lim.Release(1)
 			}
 		}()
 	}

@@ -23,8 +23,10 @@ func (w *Loop) work(ctx context.Context, l *queue.Lease, acks chan<- finished) b
 	w.m.Inflight.Inc()
 	defer w.m.Inflight.Dec()
 	hb := w.beat(ctx, l)
+	start := time.Now()
 	res := w.visitor.Visit(ctx, l.Item.Host)
-	return w.conclude(ctx, hb, res, acks)
+	w.lim.Load().Done()
+	return w.conclude(ctx, hb, res, start, acks)
 }
 
 // beating is a lease kept alive by heartbeat until end is called. Most
@@ -61,7 +63,7 @@ func (b *beating) end() queue.Lease {
 // heartbeat runs until the result is written. ctx is the work's: its end
 // cuts the probe short, not the writes of a finished one, which run on a
 // context without its cancellation.
-func (w *Loop) conclude(ctx context.Context, hb *beating, res *spyder.Result, acks chan<- finished) bool {
+func (w *Loop) conclude(ctx context.Context, hb *beating, res *spyder.Result, start time.Time, acks chan<- finished) bool {
 	bg := context.WithoutCancel(ctx)
 	if ctx.Err() != nil { // cut short by the shutdown: released, not written
 		hb.end()
@@ -69,6 +71,10 @@ func (w *Loop) conclude(ctx context.Context, hb *beating, res *spyder.Result, ac
 	}
 	if !w.judge(ctx, hb.lease.Item.Host, res) { // the network failed, not the host: handed back
 		hb.end()
+		return false
+	}
+	if w.overloaded(ctx, res, start) { // the process was saturated, not the host slow
+		w.handBack(bg, hb.end())
 		return false
 	}
 	var err error

@@ -1,0 +1,103 @@
+package concurrency
+
+import "fmt"
+
+// controller moves the limit one reading at a time: it doubles the limit
+// while nothing has pushed back yet (a slow start, as TCP's), then grows it
+// by an eighth while the process stays healthy and the limit is in use,
+// holds when throughput stops following, and cuts it by a quarter when the
+// process is saturated or its memory nears the ceiling.
+type controller struct {
+	rate    float64 // visits finished a second, smoothed
+	steady  bool    // something pushed back: grow by an eighth, not double
+	hold    int     // readings to wait before growing again
+	grownAt float64 // rate when the limit last grew
+	flat    int     // growths in a row that throughput did not follow
+}
+
+// Holds, in readings, after the limit was cut or throughput went flat.
+const (
+	holdAfterCut  = 4
+	holdAfterFlat = 8
+)
+
+// observe smooths the throughput of one reading into c.rate.
+func (c *controller) observe(rate float64) {
+	if c.rate == 0 {
+		c.rate = rate
+	} else {
+		c.rate = 0.7*c.rate + 0.3*rate
+	}
+}
+
+// next returns the limit after reading in, and why it is what it is: a
+// cause (a word, a label in /metrics) and a line with the figures.
+func (c *controller) next(cfg Config, limit int, why Why, in reading) (int, Why) {
+	mem := ceiling(cfg, in.sig)
+	switch {
+	case mem > 0 && in.sig.Memory > mem/10*9:
+		return c.cut(cfg, limit, in, Why{CauseMemory, fmt.Sprintf("%d MiB of a %d MiB ceiling", in.sig.Memory>>20, mem>>20)})
+	case in.saturated:
+		return c.cut(cfg, limit, in, Why{CauseSaturated, fmt.Sprintf("scheduler latency p99 %s > %s, cpu %.0f%%",
+			ms(in.sig.SchedP99), ms(cfg.SchedHigh), 100*in.sig.CPU)})
+	case c.hold > 0:
+		c.hold--
+		return limit, why
+	case limit >= cfg.Max:
+		return cfg.Max, Why{CauseMax, fmt.Sprintf("at --concurrency %d", cfg.Max)}
+	case in.used < limit*3/4:
+		return limit, why // the limit is not what holds the crawl back
+	case mem > 0 && in.sig.Memory > mem/10*8:
+		return limit, Why{CauseMemory, fmt.Sprintf("%d MiB of a %d MiB ceiling", in.sig.Memory>>20, mem>>20)}
+	}
+	if c.steady && c.grownAt > 0 && c.rate < c.grownAt*1.02 {
+		if c.flat++; c.flat >= 3 {
+			c.flat, c.hold = 0, holdAfterFlat
+			return limit, Why{CauseFlat, fmt.Sprintf("throughput flat at %.0f hosts/s", c.rate)}
+		}
+	} else {
+		c.flat = 0
+	}
+	c.grownAt = c.rate
+	healthy := Why{CauseHealthy, fmt.Sprintf("scheduler latency p99 %s, cpu %.0f%%, %.0f hosts/s", ms(in.sig.SchedP99), 100*in.sig.CPU, c.rate)}
+	if !c.steady {
+		return min(cfg.Max, limit*2), healthy
+	}
+	return min(cfg.Max, limit+max(limit/8, 8)), healthy
+}
+
+// cut lowers the limit by a quarter below what is in flight, unless more
+// than the limit is still in flight from before (the last cut has yet to
+// take effect), and holds growth for a while.
+func (c *controller) cut(cfg Config, limit int, in reading, why Why) (int, Why) {
+	c.steady, c.hold, c.grownAt, c.flat = true, holdAfterCut, 0, 0
+	if in.used > limit {
+		why.Detail += " (draining)"
+		return limit, why
+	}
+	return max(cfg.Min, min(limit, in.used)*3/4), why
+}
+
+// Why says why the limit is what it is.
+type Why struct {
+	Cause  string // one of the Cause constants
+	Detail string // the figures behind it
+}
+
+func (w Why) String() string {
+	if w.Detail == "" {
+		return w.Cause
+	}
+	return w.Cause + ": " + w.Detail
+}
+
+// Causes of a move of the limit.
+const (
+	CauseStart     = "start"
+	CauseFixed     = "fixed"
+	CauseHealthy   = "healthy"   // grown: the process keeps up
+	CauseSaturated = "saturated" // cut: runnable goroutines wait for a CPU
+	CauseMemory    = "memory"    // cut, or held: memory nears the ceiling
+	CauseFlat      = "flat"      // held: throughput stopped following
+	CauseMax       = "max"       // at --concurrency
+)
