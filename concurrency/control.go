@@ -5,14 +5,16 @@ import "fmt"
 // controller moves the limit one reading at a time: it doubles the limit
 // while nothing has pushed back yet (a slow start, as TCP's), then grows it
 // by an eighth while the process stays healthy and the limit is in use,
-// holds when throughput stops following, and cuts it by a quarter when the
-// process is saturated or its memory nears the ceiling.
+// holds when throughput stops following, and cuts it by a fifth when the
+// process stays saturated (two readings in a row) or its memory nears
+// the ceiling.
 type controller struct {
 	rate    float64 // visits finished a second, smoothed
 	steady  bool    // something pushed back: grow by an eighth, not double
 	hold    int     // readings to wait before growing again
 	grownAt float64 // rate when the limit last grew
 	flat    int     // growths in a row that throughput did not follow
+	hot     int     // saturated readings in a row
 }
 
 // Holds, in readings, after the limit was cut or throughput went flat.
@@ -34,12 +36,19 @@ func (c *controller) observe(rate float64) {
 // cause (a word, a label in /metrics) and a line with the figures.
 func (c *controller) next(cfg Config, limit int, why Why, in reading) (int, Why) {
 	mem := ceiling(cfg, in.sig)
+	if in.saturated {
+		c.hot++
+	} else {
+		c.hot = 0
+	}
 	switch {
 	case mem > 0 && in.sig.Memory > mem/10*9:
 		return c.cut(cfg, limit, in, Why{CauseMemory, fmt.Sprintf("%d MiB of a %d MiB ceiling", in.sig.Memory>>20, mem>>20)})
-	case in.saturated:
+	case c.hot >= 2: // one reading may be a collection's pause
 		return c.cut(cfg, limit, in, Why{CauseSaturated, fmt.Sprintf("scheduler latency p99 %s > %s, cpu %.0f%%",
 			ms(in.sig.SchedP99), ms(cfg.SchedHigh), 100*in.sig.CPU)})
+	case in.saturated:
+		return limit, why
 	case c.hold > 0:
 		c.hold--
 		return limit, why
@@ -66,7 +75,7 @@ func (c *controller) next(cfg Config, limit int, why Why, in reading) (int, Why)
 	return min(cfg.Max, limit+max(limit/8, 8)), healthy
 }
 
-// cut lowers the limit by a quarter below what is in flight, unless more
+// cut lowers the limit by a fifth below what is in flight, unless more
 // than the limit is still in flight from before (the last cut has yet to
 // take effect), and holds growth for a while.
 func (c *controller) cut(cfg Config, limit int, in reading, why Why) (int, Why) {
@@ -75,7 +84,7 @@ func (c *controller) cut(cfg Config, limit int, in reading, why Why) (int, Why) 
 		why.Detail += " (draining)"
 		return limit, why
 	}
-	return max(cfg.Min, min(limit, in.used)*3/4), why
+	return max(cfg.Min, min(limit, in.used)*4/5), why
 }
 
 // Why says why the limit is what it is.

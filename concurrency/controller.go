@@ -22,7 +22,7 @@ import (
 // Defaults of a Config's zero fields.
 const (
 	DefaultInterval  = 250 * time.Millisecond
-	DefaultSchedHigh = 50 * time.Millisecond
+	DefaultSchedHigh = 100 * time.Millisecond
 	DefaultMin       = 16
 	DefaultStart     = 256
 )
@@ -93,6 +93,9 @@ func New(cfg Config) *Limit {
 	}
 	return l
 }
+
+// Adaptive reports whether the limit moves (it is not Config.Fixed).
+func (l *Limit) Adaptive() bool { return !l.cfg.Fixed }
 
 // Max is the most the limit may reach: Config.Max.
 func (l *Limit) Max() int { return l.cfg.Max }

@@ -35,7 +35,8 @@ import (
 //	SPYDER_BENCH_MODES=fixed:1024,adaptive:8192 go test -run '^$' -bench Concurrency -benchtime 1x -timeout 30m ./worker/
 //
 // SPYDER_BENCH_HOSTS, SPYDER_BENCH_DNS_LATENCY and SPYDER_BENCH_HTTP_LATENCY
-// (Go durations) change the world.
+// (Go durations) change the world; SPYDER_BENCH_LOG=1 writes the loop's
+// log (each move of the limit among it) to stderr.
 func BenchmarkConcurrency(b *testing.B) {
 	opts := crawltest.Options{Hosts: benchEnvInt(b, "SPYDER_BENCH_HOSTS", 10_000), Seed: 34, NoRequestLog: true,
 		DNSLatency:  benchEnvDuration(b, "SPYDER_BENCH_DNS_LATENCY", 100*time.Millisecond),
@@ -98,7 +99,11 @@ func crawlWorld(tb testing.TB, w *crawltest.World, lim *concurrency.Limit) *worl
 		tb.Fatal(err)
 	}
 	out := &collect{}
-	l := New(q, c, out, slog.New(slog.DiscardHandler), metrics.New(rl), Config{
+	log := slog.New(slog.DiscardHandler)
+	if os.Getenv("SPYDER_BENCH_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	l := New(q, c, out, log, metrics.New(rl), Config{
 		Concurrency: lim.Max(), LeaseTTL: time.Minute, MaxAttempts: 3, Grace: time.Minute,
 		ExitWhenEmpty: true, ReclaimEvery: time.Minute, Limit: lim,
 	})
@@ -108,8 +113,12 @@ func crawlWorld(tb testing.TB, w *crawltest.World, lim *concurrency.Limit) *worl
 	peak.Go(func() {
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
-		for {
-			run.maxLimit = max(run.maxLimit, lim.State().Limit)
+		for i := 0; ; i++ {
+			st := lim.State()
+			run.maxLimit = max(run.maxLimit, st.Limit)
+			if i%5 == 0 && os.Getenv("SPYDER_BENCH_LOG") != "" {
+				log.Debug("signals", "limit", st.Limit, "in_flight", st.Inflight, "sched_p99", st.Signals.SchedP99, "cpu", st.Signals.CPU, "rate", int(st.Rate), "requeued", st.Overload)
+			}
 			select {
 			case <-stop:
 				return

@@ -36,7 +36,7 @@ func runFlags() []cli.Flag {
 		str(&cli.StringFlag{Name: "domains", Category: catQueue, TakesFile: true, EnvVars: env("DOMAINS"),
 			Usage: "seed the queue from this `FILE` first (one host per line, # comments; - for stdin)"}),
 		integer(&cli.IntFlag{Name: "concurrency", Value: defaultConcurrency, Category: catCrawl, EnvVars: env("CONCURRENCY"),
-			Usage: "hosts probed at once"}),
+			Usage: "the most hosts probed at once: the adaptive limit grows up to this while the process keeps up (docs/concurrency.md)"}),
 		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "rate", Value: limiter.DefaultPerSecond, Category: catCrawl, EnvVars: env("RATE"),
 			Usage: "requests per second to one host (or apex, or IP: --limit-key); 0 for no limit"}),
 		integer(&cli.IntFlag{Name: "burst", Value: limiter.DefaultBurst, Category: catCrawl, EnvVars: env("BURST"),
@@ -102,5 +102,16 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "fake-probe", Hidden: true, Usage: "probe nothing: answer every host with a fixed result (a load test)"},
 		&cli.DurationFlag{Name: "fake-probe-delay", Hidden: true, Usage: "with --fake-probe, take this long per host (a slow crawl to watch)"},
 	}
-	return append(backendFlags(), flags...)
+	return append(append(backendFlags(), flags...), limitFlags()...)
+}
+
+// limitFlags are the flags of the concurrency limit, besides --concurrency.
+func limitFlags() []cli.Flag {
+	env := func(name string) []string { return []string{"SPYDER_" + name} }
+	return []cli.Flag{
+		altsrc.NewBoolFlag(&cli.BoolFlag{Name: "fixed-concurrency", Category: catCrawl, EnvVars: env("FIXED_CONCURRENCY"),
+			Usage: "probe exactly --concurrency hosts at once instead of adapting the number to the machine's load (for benchmarks)"}),
+		altsrc.NewStringFlag(&cli.StringFlag{Name: "memory-limit", Category: catCrawl, EnvVars: env("MEMORY_LIMIT"), DefaultText: "GOMEMLIMIT, if set",
+			Usage: "the memory `SIZE` (e.g. 2GiB, 512MiB) the adaptive limit keeps the process under: it stops growing at 80% and shrinks above 90%"}),
+	}
 }
