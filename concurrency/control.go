@@ -2,15 +2,15 @@ package concurrency
 
 import "fmt"
 
-// controller moves the limit one reading at a time: it doubles the limit
-// while nothing has pushed back yet (a slow start, as TCP's), then grows it
+// controller moves the limit one reading at a time: it grows the limit by
+// half while nothing has pushed back yet (a slow start, as TCP's), then grows it
 // by an eighth while the process stays healthy and the limit is in use,
 // holds when throughput stops following, and cuts it by a fifth when the
 // process stays saturated (two readings in a row) or its memory nears
 // the ceiling.
 type controller struct {
 	rate    float64 // visits finished a second, smoothed
-	steady  bool    // something pushed back: grow by an eighth, not double
+	steady  bool    // something pushed back: grow by an eighth, not a half
 	hold    int     // readings to wait before growing again
 	grownAt float64 // rate when the limit last grew
 	flat    int     // growths in a row that throughput did not follow
@@ -70,7 +70,7 @@ func (c *controller) next(cfg Config, limit int, why Why, in reading) (int, Why)
 	c.grownAt = c.rate
 	healthy := Why{CauseHealthy, fmt.Sprintf("scheduler latency p99 %s, cpu %.0f%%, %.0f hosts/s", ms(in.sig.SchedP99), 100*in.sig.CPU, c.rate)}
 	if !c.steady {
-		return min(cfg.Max, limit*2), healthy
+		return min(cfg.Max, limit*3/2), healthy
 	}
 	return min(cfg.Max, limit+max(limit/8, 8)), healthy
 }

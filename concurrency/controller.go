@@ -104,8 +104,9 @@ func (l *Limit) Max() int { return l.cfg.Max }
 func Fixed(n int) *Limit { return New(Config{Max: n, Fixed: true}) }
 
 // Acquire waits for one free slot and takes as many more as are free, up
-// to most; false means ctx ended first.
+// to most (at least one); false means ctx ended first.
 func (l *Limit) Acquire(ctx context.Context, most int) (int, bool) {
+	most = max(most, 1)
 	for {
 		l.mu.Lock()
 		if n := min(l.state.Limit-l.used, most); n > 0 {
