@@ -59,9 +59,17 @@ func (w *Loop) handBack(ctx context.Context, l queue.Lease) {
 		"note", "timed out while this process was saturated: handed back without spending an attempt")
 }
 
-// timedOut reports whether a step of res timed out, or its connect did.
+// timedOut reports whether a step of res timed out, or its connect did,
+// waiting for something the process's load can delay. A wait the crawler
+// refused ahead, because the rate limiter or the host's crawl-delay would
+// have it end past the deadline ("needs 3.2s, beyond the deadline",
+// "crawl-delay exceeds the host deadline"), is not one: the rate and the
+// host set it, not the load.
 func timedOut(res *spyder.Result) bool {
 	for _, s := range res.Outcome.Steps {
+		if strings.HasPrefix(s.Detail, "limiter:") || strings.Contains(s.Detail, "exceeds the host deadline") {
+			continue
+		}
 		if s.Status == spyder.StatusTimeout || strings.Contains(s.Detail, "timeout") || strings.Contains(s.Detail, "deadline exceeded") {
 			return true
 		}
