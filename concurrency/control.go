@@ -5,9 +5,10 @@ import "fmt"
 // controller moves the limit one reading at a time: it grows the limit by
 // half while nothing has pushed back yet (a slow start, as TCP's), then grows it
 // by an eighth while the process stays healthy and the limit is in use,
-// holds when throughput stops following, and cuts it by a fifth when the
-// process stays saturated (two readings in a row) or its memory nears
-// the ceiling.
+// holds when throughput stops following or the process is loaded
+// (scheduler latency above SchedHigh), and cuts it by a fifth when the
+// process is overloaded (above SchedCut two readings in a row) or its
+// memory nears the ceiling.
 type controller struct {
 	rate    float64 // visits finished a second, smoothed
 	steady  bool    // something pushed back: grow by an eighth, not a half
@@ -36,7 +37,7 @@ func (c *controller) observe(rate float64) {
 // cause (a word, a label in /metrics) and a line with the figures.
 func (c *controller) next(cfg Config, limit int, why Why, in reading) (int, Why) {
 	mem := ceiling(cfg, in.sig)
-	if in.saturated {
+	if in.sig.SchedP99 > cfg.SchedCut {
 		c.hot++
 	} else {
 		c.hot = 0
@@ -46,8 +47,8 @@ func (c *controller) next(cfg Config, limit int, why Why, in reading) (int, Why)
 		return c.cut(cfg, limit, in, Why{CauseMemory, fmt.Sprintf("%d MiB of a %d MiB ceiling", in.sig.Memory>>20, mem>>20)})
 	case c.hot >= 2: // one reading may be a collection's pause
 		return c.cut(cfg, limit, in, Why{CauseSaturated, fmt.Sprintf("scheduler latency p99 %s > %s, cpu %.0f%%",
-			ms(in.sig.SchedP99), ms(cfg.SchedHigh), 100*in.sig.CPU)})
-	case in.saturated:
+			ms(in.sig.SchedP99), ms(cfg.SchedCut), 100*in.sig.CPU)})
+	case in.saturated: // loaded, not yet harmfully: no growth
 		return limit, why
 	case c.hold > 0:
 		c.hold--

@@ -28,7 +28,7 @@ type rated struct {
 }
 
 func TestController_SlowStartThenCut(t *testing.T) {
-	cfg := Config{Max: 8192, Min: 16, SchedHigh: 100 * time.Millisecond}
+	cfg := Config{Max: 8192, Min: 16, SchedHigh: 100 * time.Millisecond, SchedCut: 250 * time.Millisecond}
 	healthy := func(used int, rate float64) rated {
 		return rated{reading{sig: Signals{SchedP99: time.Millisecond}, used: used}, rate}
 	}
@@ -50,8 +50,12 @@ func TestController_SlowStartThenCut(t *testing.T) {
 		t.Errorf("one saturated reading moved the limit to %d; want it held (a collection's pause is one reading)", limit)
 	}
 	limit, why = c.next(cfg, limit, why, hot(576).reading)
-	if limit != 460 || why.Cause != CauseSaturated || !strings.Contains(why.Detail, "300.0ms > 100.0ms") {
+	if limit != 460 || why.Cause != CauseSaturated || !strings.Contains(why.Detail, "300.0ms > 250.0ms") {
 		t.Errorf("two saturated readings: %d (%s), want 460 (saturated, with the latency)", limit, why)
+	}
+	loaded := rated{reading{sig: Signals{SchedP99: 150 * time.Millisecond}, used: 460, saturated: true}, 200}
+	if l, _ := c.next(cfg, limit, why, loaded.reading); l != 460 {
+		t.Errorf("loaded (150ms) after a cut: %d, want 460 held", l)
 	}
 	for range holdAfterCut {
 		limit, why = c.next(cfg, limit, why, healthy(460, 200).reading)
@@ -66,7 +70,7 @@ func TestController_SlowStartThenCut(t *testing.T) {
 }
 
 func TestController_Holds(t *testing.T) {
-	cfg := Config{Max: 1000, Min: 16, SchedHigh: 100 * time.Millisecond}
+	cfg := Config{Max: 1000, Min: 16, SchedHigh: 100 * time.Millisecond, SchedCut: 250 * time.Millisecond}
 	ok := reading{sig: Signals{SchedP99: time.Millisecond}}
 	cases := []struct {
 		name  string
@@ -88,7 +92,7 @@ func TestController_Holds(t *testing.T) {
 			t.Errorf("%s: %d (%s), want %d (%s)", c.name, got[0], causes[0], c.want, c.cause)
 		}
 	}
-	flag := Config{Max: 1000, Min: 16, MemoryLimit: 100 << 20}
+	flag := Config{Max: 1000, Min: 16, MemoryLimit: 100 << 20, SchedCut: time.Second}
 	if got, causes := steps(flag, 512, rated{reading{sig: Signals{Memory: 95 << 20, MemLimit: 1 << 62}, used: 512}, 10}); got[0] != 409 || causes[0] != CauseMemory {
 		t.Errorf("--memory-limit: %d (%s), want 409 (memory)", got[0], causes[0])
 	}
@@ -97,7 +101,7 @@ func TestController_Holds(t *testing.T) {
 // TestController_FlatThroughput: growth that throughput does not follow
 // stops for a while.
 func TestController_FlatThroughput(t *testing.T) {
-	cfg := Config{Max: 100_000, Min: 16, SchedHigh: 100 * time.Millisecond}
+	cfg := Config{Max: 100_000, Min: 16, SchedHigh: 100 * time.Millisecond, SchedCut: 250 * time.Millisecond}
 	c := controller{steady: true}
 	why := Why{Cause: CauseHealthy}
 	limit := 1000

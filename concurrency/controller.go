@@ -23,6 +23,7 @@ import (
 const (
 	DefaultInterval  = 250 * time.Millisecond
 	DefaultSchedHigh = 100 * time.Millisecond
+	DefaultSchedCut  = 250 * time.Millisecond
 	DefaultMin       = 16
 	DefaultStart     = 256
 )
@@ -38,8 +39,12 @@ type Config struct {
 	// the runtime's (GOMEMLIMIT), if set.
 	MemoryLimit uint64
 	// SchedHigh is the scheduler latency (99th percentile) above which
-	// the process counts as saturated; 0: DefaultSchedHigh.
+	// the process counts as saturated: the limit does not grow, and a
+	// visit that timed out then is handed back; 0: DefaultSchedHigh.
 	SchedHigh time.Duration
+	// SchedCut is the scheduler latency above which, two readings in a
+	// row, the limit is cut; 0: DefaultSchedCut (at least SchedHigh).
+	SchedCut time.Duration
 	Interval  time.Duration // between readings; 0: DefaultInterval
 }
 
@@ -82,6 +87,10 @@ func New(cfg Config) *Limit {
 	if cfg.SchedHigh <= 0 {
 		cfg.SchedHigh = DefaultSchedHigh
 	}
+	if cfg.SchedCut <= 0 {
+		cfg.SchedCut = DefaultSchedCut
+	}
+	cfg.SchedCut = max(cfg.SchedCut, cfg.SchedHigh)
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
