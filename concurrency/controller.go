@@ -45,7 +45,7 @@ type Config struct {
 	// SchedCut is the scheduler latency above which, two readings in a
 	// row, the limit is cut; 0: DefaultSchedCut (at least SchedHigh).
 	SchedCut time.Duration
-	Interval  time.Duration // between readings; 0: DefaultInterval
+	Interval time.Duration // between readings; 0: DefaultInterval
 }
 
 // State is the limit as last set, and why.
