@@ -68,8 +68,9 @@ type Limit struct {
 	free  chan struct{} // capacity 1: a slot freed or the limit rose
 	tick  chan struct{} // closed by the next reading
 
-	done     int64     // visits finished since the last reading
-	lastSat  time.Time // end of the last interval that was saturated
+	done     int64         // visits finished since the last reading
+	took     time.Duration // their time, summed
+	lastSat  time.Time     // end of the last interval that was saturated
 	overload int64
 	probe    *probe
 	ctl      controller
@@ -140,10 +141,12 @@ func (l *Limit) Release(n int) {
 	l.wake()
 }
 
-// Done counts one visit finished, the throughput the controller follows.
-func (l *Limit) Done() {
+// Done counts one visit finished after took: the throughput the
+// controller follows, and the time it waits for a growth to show.
+func (l *Limit) Done(took time.Duration) {
 	l.mu.Lock()
 	l.done++
+	l.took += took
 	l.mu.Unlock()
 }
 
@@ -220,16 +223,20 @@ func (l *Limit) step(now time.Time, d time.Duration) (State, bool) {
 	sig := l.probe.read()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	done := l.done
-	l.done = 0
+	done, took := l.done, l.took
+	l.done, l.took = 0, 0
 	saturated := sig.SchedP99 > l.cfg.SchedHigh
 	if saturated {
 		l.lastSat = now
 	}
 	close(l.tick)
 	l.tick = make(chan struct{})
-	in := reading{sig: sig, used: l.used, saturated: saturated}
-	l.ctl.observe(float64(done) / d.Seconds())
+	in := reading{now: now, sig: sig, used: l.used, saturated: saturated}
+	var visit time.Duration
+	if done > 0 {
+		visit = took / time.Duration(done)
+	}
+	l.ctl.observe(float64(done)/d.Seconds(), visit)
 	limit, why := l.state.Limit, l.state.Why
 	if !l.cfg.Fixed {
 		limit, why = l.ctl.next(l.cfg, limit, why, in)
@@ -246,6 +253,7 @@ func (l *Limit) step(now time.Time, d time.Duration) (State, bool) {
 
 // reading is what one step knows.
 type reading struct {
+	now       time.Time
 	sig       Signals
 	used      int
 	saturated bool

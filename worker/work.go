@@ -25,7 +25,7 @@ func (w *Loop) work(ctx context.Context, l *queue.Lease, acks chan<- finished) b
 	hb := w.beat(ctx, l)
 	start := time.Now()
 	res := w.visitor.Visit(ctx, l.Item.Host)
-	w.lim.Load().Done()
+	w.lim.Load().Done(time.Since(start))
 	return w.conclude(ctx, hb, res, start, acks)
 }
 
