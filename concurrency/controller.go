@@ -25,7 +25,10 @@ const (
 	DefaultSchedHigh = 100 * time.Millisecond
 	DefaultSchedCut  = 250 * time.Millisecond
 	DefaultMin       = 16
-	DefaultStart     = 256
+	// DefaultStart is where an adaptive limit starts: the fixed number
+	// of visits at once the crawl package measured on 2 cores
+	// (crawl.DefaultWorkers), from which the limit moves either way.
+	DefaultStart = 1024
 )
 
 // Config is how a Limit behaves.
