@@ -9,7 +9,7 @@ import (
 // half while throughput follows (a slow start, as TCP's), then by an
 // eighth while the process stays healthy and the limit is in use, holds
 // when throughput stops following or the process is loaded (scheduler
-// latency above half SchedCut), and cuts it by a fifth when the process is
+// latency above SchedHigh), and cuts it by a fifth when the process is
 // overloaded (above SchedCut two readings in a row) or its memory nears
 // the ceiling. As TCP grows its window once a round trip, it grows the
 // limit at most once a visit's time: only then do the visits a growth
@@ -64,7 +64,7 @@ func (c *controller) next(cfg Config, limit int, why Why, in reading) (int, Why)
 	case c.hot >= 2: // one reading may be a collection's pause
 		return c.cut(cfg, limit, in, Why{CauseSaturated, fmt.Sprintf("scheduler latency p99 %s > %s, cpu %.0f%%",
 			ms(in.sig.SchedP99), ms(cfg.SchedCut), 100*in.sig.CPU)})
-	case in.sig.SchedP99 > cfg.SchedCut/2: // loaded, not yet harmfully: no growth
+	case in.saturated: // loaded, not yet harmfully: no growth
 		return limit, why
 	case in.now.Before(c.holdUntil) || in.now.Sub(c.grewAt) < c.visit:
 		return limit, why // a growth, or a cut, has yet to show

@@ -23,7 +23,7 @@ import (
 const (
 	DefaultInterval  = 250 * time.Millisecond
 	DefaultSchedHigh = 100 * time.Millisecond
-	DefaultSchedCut  = 500 * time.Millisecond
+	DefaultSchedCut  = 250 * time.Millisecond
 	DefaultMin       = 16
 	// DefaultStart is where an adaptive limit starts: the fixed number
 	// of visits at once the crawl package measured on 2 cores
@@ -42,12 +42,11 @@ type Config struct {
 	// the runtime's (GOMEMLIMIT), if set.
 	MemoryLimit uint64
 	// SchedHigh is the scheduler latency (99th percentile) above which
-	// the process counts as saturated: a visit that timed out then is
-	// handed back; 0: DefaultSchedHigh.
+	// the process counts as saturated: the limit does not grow, and a
+	// visit that timed out then is handed back; 0: DefaultSchedHigh.
 	SchedHigh time.Duration
 	// SchedCut is the scheduler latency above which, two readings in a
-	// row, the limit is cut, and above half of which it does not grow;
-	// 0: DefaultSchedCut (at least SchedHigh).
+	// row, the limit is cut; 0: DefaultSchedCut (at least SchedHigh).
 	SchedCut time.Duration
 	Interval time.Duration // between readings; 0: DefaultInterval
 }
