@@ -86,7 +86,7 @@ func TestLimit_StarvedProcessShrinksThenGrows(t *testing.T) {
 			close(stop)
 		}
 	}()
-	waitFor(t, 10*time.Second, "the limit cut for saturation", func() bool {
+	waitFor(t, 30*time.Second, "the limit cut for saturation", func() bool {
 		s := l.State()
 		return s.Limit < 1024 && s.Why.Cause == CauseSaturated
 	})

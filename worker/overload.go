@@ -14,7 +14,7 @@ import (
 // maxOverloadRequeues is how many times one host is handed back for
 // overload by this process before its timeout is written as its result:
 // a host that times out whenever it is visited is slow, whatever the load.
-const maxOverloadRequeues = 3
+const maxOverloadRequeues = 5
 
 // limit returns Config.Limit, or a fixed one of Config.Concurrency, and
 // keeps it for the visits.

@@ -66,9 +66,9 @@ func burn(n int, stop <-chan struct{}) *sync.WaitGroup {
 // crawl-delay, comes from the rate, not from the load: see timedOut).
 func TestLoop_StarvedProcessWritesNoTimeout(t *testing.T) {
 	// Not parallel: it changes GOMAXPROCS for the whole test binary.
-	hosts := 1000
+	hosts, burners := 1000, 16
 	if raceEnabled { // the race detector slows the process tenfold: fewer hosts starve it as much
-		hosts = 250
+		hosts, burners = 150, 8
 	}
 	var out bytes.Buffer
 	s, _ := sink.NewJSONSink(&out, sink.FormatBatch)
@@ -82,10 +82,10 @@ func TestLoop_StarvedProcessWritesNoTimeout(t *testing.T) {
 
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	stop := make(chan struct{})
-	burners := burn(16, stop)
+	spin := burn(burners, stop)
 	time.AfterFunc(2*time.Second, func() { close(stop) })
 	f.run(t, t.Context())
-	burners.Wait()
+	spin.Wait()
 
 	lim := f.l.Limit()
 	if lim.Overload == 0 {
