@@ -101,3 +101,12 @@ func (w *Loop) Limit() concurrency.State {
 	}
 	return concurrency.State{}
 }
+
+// noteOverloadTotal logs, as the run ends, how many visits were handed
+// back because they timed out while the process was saturated.
+func (w *Loop) noteOverloadTotal(lim *concurrency.Limit) {
+	if s := lim.State(); s.Overload > 0 {
+		w.log.Info("requeued_overload_total", "count", s.Overload, "limit", s.Limit, "why", s.Why.String(),
+			"note", "visits that timed out while this process was saturated, handed back without spending an attempt")
+	}
+}

@@ -104,5 +104,8 @@ func TestLoop_StarvedProcessWritesNoTimeout(t *testing.T) {
 	if n := len(logLines(f.logs.String(), "requeued_overload")); int64(n) != lim.Overload {
 		t.Errorf("%d requeued_overload lines, %d counted; want one line each", n, lim.Overload)
 	}
+	if total := logLines(f.logs.String(), "requeued_overload_total"); len(total) != 1 || total[0]["count"] != float64(lim.Overload) {
+		t.Errorf("requeued_overload_total lines %v; want one with count %d", total, lim.Overload)
+	}
 	t.Logf("%d visits handed back for overload; limit %d (%s)", lim.Overload, lim.Limit, lim.Why)
 }

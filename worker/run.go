@@ -69,6 +69,7 @@ func (w *Loop) Run(ctx context.Context) error {
 	wg.Wait()
 	close(acks)
 	<-ackDone
+	w.noteOverloadTotal(lim)
 	if rerr := w.releaseRest(bg, ctx.Err() != nil); err == nil {
 		err = rerr
 	}
