@@ -52,8 +52,11 @@ type Status struct {
 	Stats    Stats             `json:"stats"`
 	Done     int64             `json:"done"`
 	Inflight int               `json:"inflight"`
-	Rate     float64           `json:"rate"`       // this process, hosts/s over the last minute
-	RateAll  float64           `json:"rate_queue"` // every probe, hosts/s over the last minute
+	Limit    int               `json:"limit"`             // hosts this process may have in flight now
+	LimitWhy string            `json:"limit_why"`         // why the limit is what it is
+	Requeued int64             `json:"requeued_overload"` // visits handed back for overload
+	Rate     float64           `json:"rate"`              // this process, hosts/s over the last minute
+	RateAll  float64           `json:"rate_queue"`        // every probe, hosts/s over the last minute
 	Outcomes map[string]int64  `json:"outcomes"`
 	History  []Point           `json:"history"`
 	Probes   []store.ProbeBeat `json:"probes"`
@@ -111,7 +114,7 @@ func (b *Board) Status(ctx context.Context) (Status, error) {
 		Queue: b.name, Fleet: b.shared, Started: b.start.UnixMilli(), Now: now.UnixMilli(),
 		Stats: Stats{Pending: st.Pending, Processing: st.Processing, Dead: st.Dead, Seen: st.Seen,
 			OldestLeaseAge: st.OldestLeaseAge.Seconds()},
-		Done: p.Done, Inflight: p.Inflight, Rate: own, RateAll: all, Outcomes: p.Outcomes,
+		Done: p.Done, Inflight: p.Inflight, Limit: p.Limit, LimitWhy: p.LimitWhy, Requeued: p.Requeued, Rate: own, RateAll: all, Outcomes: p.Outcomes,
 		History: b.history(now, historySpan), Probes: probes, ProbesError: errText(perr), Dead: dead,
 	}, nil
 }

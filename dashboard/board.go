@@ -36,6 +36,9 @@ type Process struct {
 	Done     int64            // hosts it acknowledged
 	Inflight int              // hosts it is probing or writing now
 	Outcomes map[string]int64 // hosts written, by page outcome
+	Limit    int              // hosts it may have in flight now
+	LimitWhy string           // why the limit is what it is
+	Requeued int64            // visits handed back: timed out while it was saturated
 }
 
 // Point is one second of the history: the queue and this process's count.

@@ -64,7 +64,8 @@ func TestHandler_StatusDeadRetry(t *testing.T) {
 		}
 	}
 	b := dashboard.New(q, "test.db", false, time.Now(), func() dashboard.Process {
-		return dashboard.Process{Done: 7, Inflight: 1, Outcomes: map[string]int64{"ok": 7}}
+		return dashboard.Process{Done: 7, Inflight: 1, Outcomes: map[string]int64{"ok": 7},
+			Limit: 640, LimitWhy: "saturated: scheduler latency p99 335.5ms > 250.0ms", Requeued: 12}
 	})
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
@@ -73,6 +74,9 @@ func TestHandler_StatusDeadRetry(t *testing.T) {
 	getJSON(t, srv.URL+"/api/status", &st)
 	if st.Stats.Pending != 1 || st.Stats.Dead != 2 || st.Stats.Seen != 3 || st.Done != 7 || st.Outcomes["ok"] != 7 || st.Queue != "test.db" {
 		t.Errorf("status = %+v", st)
+	}
+	if st.Limit != 640 || !strings.HasPrefix(st.LimitWhy, "saturated:") || st.Requeued != 12 {
+		t.Errorf("status limit %d (%q), requeued %d; want 640, saturated, 12", st.Limit, st.LimitWhy, st.Requeued)
 	}
 	if len(st.Dead) != 2 || st.Dead[0].Host != "a.com" || !strings.Contains(st.Dead[0].Error, "out of disk on a.com") || st.Dead[0].Attempts != 1 {
 		t.Errorf("status dead = %+v, want a.com and b.com with their errors", st.Dead)

@@ -43,6 +43,20 @@ type Set struct {
 	Spooled     prometheus.Counter // batches spooled for ingest
 	Replayed    prometheus.Counter // spooled batches delivered later
 	SpoolDepth  prometheus.Gauge   // batches waiting in the spool
+
+	RequeuedOverload prometheus.Counter // visits handed back: timed out while saturated
+	limit            prometheus.Gauge
+	limitMoves       *prometheus.CounterVec // by cause
+	schedP99         prometheus.Gauge
+}
+
+// NoteLimit records a move of the concurrency limit to limit, for cause
+// (a word: healthy, saturated, memory, flat, max), with the scheduler
+// latency's 99th percentile that was read then.
+func (m *Set) NoteLimit(limit int, cause string, sched time.Duration) {
+	m.limit.Set(float64(limit))
+	m.limitMoves.WithLabelValues(cause).Inc()
+	m.schedP99.Set(sched.Seconds())
 }
 
 // New returns a Set whose registry also reports lim's waits (lim may be
@@ -66,11 +80,17 @@ func New(lim limiter.Limiter) *Set {
 		Help: "Edges written (after the run's deduplication), by type."}, []string{"type"})
 	m.queue = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "spyder", Name: "queue_items",
 		Help: "Queue sizes by state (pending, processing, dead, seen), polled every second."}, []string{"state"})
+	m.limitMoves = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "spyder", Name: "concurrency_limit_moves_total",
+		Help: "Moves of the concurrency limit, by cause: healthy (grown), saturated or memory (cut), flat (held), max (at --concurrency)."}, []string{"cause"})
+	f(m.limitMoves)
 	f(m.hosts)
 	f(m.edges)
 	f(m.queue)
 	m.leaseAge = gauge("queue_oldest_lease_age_seconds", "Age of the oldest lease in the queue (any worker).")
 	m.Inflight = gauge("inflight_hosts", "Hosts this process is probing or writing now.")
+	m.limit = gauge("concurrency_limit", "Hosts this process may have in flight now (adapted unless --fixed-concurrency).")
+	m.schedP99 = gauge("scheduler_latency_p99_seconds", "The Go scheduler's latency (99th percentile) at the limit's last move: how long a runnable goroutine waited for a CPU.")
+	m.RequeuedOverload = counter("requeued_overload_total", "Visits that timed out while this process was saturated, handed back to the queue without spending an attempt.")
 	m.Leased = counter("leased_total", "Items this process leased.")
 	m.Acked = counter("acked_total", "Hosts this process finished and acknowledged.")
 	m.Failed = counter("failed_total", "Hosts handed back through Fail (their output could not be written).")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/spyder-crawler/spyder/concurrency"
 	"github.com/spyder-crawler/spyder/queue"
 )
 
@@ -15,12 +16,24 @@ type finished struct {
 	p queue.Visit
 }
 
-// ackLoop acks the leases workers hand over, as many per AckAll call as
+// acker is the service that acks the hosts whose results are durable: in
+// batches, through the spool when there is one, trying again while the
+// queue cannot be reached. Its one context is the work's: its end stops
+// the retries, not the calls under way, which run on a context without
+// its cancellation so that an ack is never cut in half.
+type acker struct {
+	*env
+	link    *link
+	spool   *spool
+	untrack func(id string) // the loop's: the lease is no longer in flight
+}
+
+// run acks the leases workers hand over, as many per AckAll call as
 // are waiting: the queue sees one round trip for them, and no worker waits
-// on its own. Each lease's slot of sem is freed once its ack is answered,
-// so at most Concurrency hosts are ever leased and not yet acked. It
+// on its own. Each lease's slot of lim is freed once its ack is answered,
+// so at most the limit's hosts are ever leased and not yet acked. It
 // returns once acks is closed and drained.
-func (w *Loop) ackLoop(ctx, bg context.Context, acks <-chan finished, sem <-chan struct{}) {
+func (a *acker) run(ctx context.Context, acks <-chan finished, lim *concurrency.Limit) {
 	for f := range acks {
 		batch := []finished{f}
 	more:
@@ -35,10 +48,8 @@ func (w *Loop) ackLoop(ctx, bg context.Context, acks <-chan finished, sem <-chan
 				break more
 			}
 		}
-		w.ackAll(ctx, bg, batch)
-		for range batch {
-			<-sem
-		}
+		a.ackAll(ctx, batch)
+		lim.Release(len(batch))
 	}
 }
 
@@ -48,7 +59,7 @@ func (w *Loop) ackLoop(ctx, bg context.Context, acks <-chan finished, sem <-chan
 // the leases would expire or ctx (the work's context) ends: an ack given up
 // on leaves the host to be probed again once its lease expires, though its
 // result is written.
-func (w *Loop) ackAll(ctx, bg context.Context, fs []finished) {
+func (a *acker) ackAll(ctx context.Context, fs []finished) {
 	ls := make([]queue.Lease, len(fs))
 	ps := make([]queue.Visit, len(fs))
 	for i, f := range fs {
@@ -56,29 +67,29 @@ func (w *Loop) ackAll(ctx, bg context.Context, fs []finished) {
 	}
 	var ok []bool
 	var err error
-	if w.cfg.Held != nil {
+	if a.cfg.Held != nil {
 		var held bool
-		if ok, held, err = w.ackOrHold(ctx, bg, fs, ls, ps); held {
+		if ok, held, err = a.ackOrHold(ctx, fs, ls, ps); held {
 			for _, l := range ls {
-				w.untrack(l.ID)
+				a.untrack(l.ID)
 			}
 			return
 		}
 	} else {
-		ok, err = w.ackRetrying(ctx, bg, ls, ps)
+		ok, err = a.ackRetrying(ctx, ls, ps)
 	}
 	for i, l := range ls {
-		w.untrack(l.ID)
+		a.untrack(l.ID)
 		switch {
 		case err != nil:
-			w.log.Error("ack_error", "host", l.Item.Host, "err", err)
+			a.log.Error("ack_error", "host", l.Item.Host, "err", err)
 		case !ok[i]:
-			w.m.LeaseLost.Inc()
-			w.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID,
+			a.m.LeaseLost.Inc()
+			a.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID,
 				"note", "the lease expired and was reclaimed; the host is probed again (its output is deduplicated)")
 		default:
-			w.done.Add(1)
-			w.m.Acked.Inc()
+			a.done.Add(1)
+			a.m.Acked.Inc()
 		}
 	}
 }
@@ -87,7 +98,8 @@ func (w *Loop) ackAll(ctx, bg context.Context, fs []finished) {
 // both, so an acked host always has its record) until it answers, backing
 // off from 100 ms to 5 s, for as long as the last lease of ls holds and ctx
 // lasts; it logs ack_retry once.
-func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease, ps []queue.Visit) ([]bool, error) {
+func (a *acker) ackRetrying(ctx context.Context, ls []queue.Lease, ps []queue.Visit) ([]bool, error) {
+	bg := context.WithoutCancel(ctx)
 	last := ls[0].Deadline
 	for _, l := range ls[1:] {
 		if l.Deadline.After(last) {
@@ -95,13 +107,13 @@ func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease, ps []queue
 		}
 	}
 	for try, wait := 0, 100*time.Millisecond; ; try, wait = try+1, min(2*wait, 5*time.Second) {
-		ok, err := w.q.AckAll(bg, ls, ps)
-		w.noteErr(bg, err)
+		ok, err := a.q.AckAll(bg, ls, ps)
+		a.link.noteErr(bg, err)
 		if err == nil || errors.Is(err, queue.ErrClosed) || time.Until(last) < wait {
 			return ok, err
 		}
 		if try == 0 {
-			w.log.Warn("ack_retry", "count", len(ls), "hosts", hostList(ls), "err", err, "until", last.Format(time.RFC3339))
+			a.log.Warn("ack_retry", "count", len(ls), "hosts", hostList(ls), "err", err, "until", last.Format(time.RFC3339))
 		}
 		select {
 		case <-ctx.Done():
@@ -109,4 +121,30 @@ func (w *Loop) ackRetrying(ctx, bg context.Context, ls []queue.Lease, ps []queue
 		case <-time.After(wait):
 		}
 	}
+}
+
+// ackOrHold acks fs through the held writes: behind those already held,
+// or held itself when the queue does not take it. held reports that fs
+// went to Config.Held, to be acked when it is replayed; otherwise ok and
+// err are AckAll's, as ackRetrying returns them.
+func (a *acker) ackOrHold(ctx context.Context, fs []finished, ls []queue.Lease, ps []queue.Visit) (ok []bool, held bool, err error) {
+	bg := context.WithoutCancel(ctx)
+	e := heldEntry{Acks: make([]heldAck, len(fs))}
+	for i, f := range fs {
+		e.Acks[i] = heldAck{f.l, f.p}
+	}
+	if held, herr := a.spool.holdBehind(bg, e); held && herr == nil {
+		return nil, true, nil
+	}
+	ok, err = a.q.AckAll(bg, ls, ps)
+	a.link.noteErr(bg, err)
+	if err == nil || errors.Is(err, queue.ErrClosed) {
+		return ok, false, err
+	}
+	if herr := a.spool.hold(bg, e); herr != nil {
+		a.log.Error("held_error", "err", herr)
+		ok, err = a.ackRetrying(ctx, ls, ps)
+		return ok, false, err
+	}
+	return nil, true, nil
 }

@@ -3,13 +3,36 @@ package worker
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
 )
+
+// spool is the service that keeps the writes the queue does not take in
+// Config.Held, in the order they were made, and replays them once it
+// answers: while some are held (holding), new writes queue behind them,
+// so that the queue sees them in order. Without Config.Held it holds
+// nothing.
+type spool struct {
+	*env
+	link *link
+
+	mu      sync.Mutex    // orders writes to Config.Held with holding
+	holding atomic.Bool   // Config.Held may hold writes: new ones queue behind them
+	kick    chan struct{} // wakes replayLoop; capacity 1
+}
+
+// newSpool returns the spool of e, holding until a replay finds
+// Config.Held empty.
+func newSpool(e *env, k *link) *spool {
+	s := &spool{env: e, link: k, kick: make(chan struct{}, 1)}
+	s.holding.Store(e.cfg.Held != nil)
+	return s
+}
 
 // heldEntry is one write to the queue that did not reach it, kept in
 // Config.Held until it does: hosts to seed (discovered by a probe), or
@@ -27,62 +50,62 @@ type heldAck struct {
 // holdBehind appends e to the held writes when earlier ones are still
 // held, so that writes reach the queue in the order they were made, and
 // reports whether it did.
-func (w *Loop) holdBehind(ctx context.Context, e heldEntry) (bool, error) {
-	if w.cfg.Held == nil || !w.holding.Load() {
+func (s *spool) holdBehind(ctx context.Context, e heldEntry) (bool, error) {
+	if !s.isHolding() {
 		return false, nil
 	}
-	w.heldMu.Lock()
-	defer w.heldMu.Unlock()
-	if !w.holding.Load() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.holding.Load() {
 		return false, nil
 	}
-	return true, w.putHeldLocked(ctx, e)
+	return true, s.putHeldLocked(ctx, e)
 }
 
 // hold appends e to the held writes.
-func (w *Loop) hold(ctx context.Context, e heldEntry) error {
-	w.heldMu.Lock()
-	defer w.heldMu.Unlock()
-	return w.putHeldLocked(ctx, e)
+func (s *spool) hold(ctx context.Context, e heldEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.putHeldLocked(ctx, e)
 }
 
-func (w *Loop) putHeldLocked(ctx context.Context, e heldEntry) error {
+func (s *spool) putHeldLocked(ctx context.Context, e heldEntry) error {
 	data, err := json.Marshal(e)
 	if err == nil {
-		err = w.cfg.Held.Put(ctx, data)
+		err = s.cfg.Held.Put(ctx, data)
 	}
 	if err != nil {
 		return fmt.Errorf("hold in the probe's own file: %w", err)
 	}
-	if !w.holding.Swap(true) {
-		w.log.Warn("queue_held", "note", "writes the queue did not take are kept in the probe's own file and replayed in order once it answers")
+	if !s.holding.Swap(true) {
+		s.log.Warn("queue_held", "note", "writes the queue did not take are kept in the probe's own file and replayed in order once it answers")
 	}
 	select {
-	case w.heldKick <- struct{}{}:
+	case s.kick <- struct{}{}:
 	default:
 	}
 	return nil
 }
 
-// Holding reports whether writes are held for the queue.
-func (w *Loop) Holding() bool { return w.holding.Load() }
+// isHolding reports whether writes are held for the queue.
+func (s *spool) isHolding() bool { return s.cfg.Held != nil && s.holding.Load() }
 
 // replayLoop replays the held writes whenever some are held: at once, when
 // the queue answers again after an outage, and every leaseRetry while a
 // replay fails. It returns when ctx ends.
-func (w *Loop) replayLoop(ctx context.Context) {
+func (s *spool) replayLoop(ctx context.Context) {
 	try := true
 	for {
-		if try && w.holding.Load() {
-			w.replayHeld(ctx)
+		if try && s.holding.Load() {
+			s.replayHeld(ctx)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.link.comeback():
+		case <-s.link.comeback():
 			try = true
-		case <-w.heldKick:
-			try = !w.link.isDown() // else the comeback wakes this loop
+		case <-s.kick:
+			try = !s.link.isDown() // else the comeback wakes this loop
 		case <-time.After(leaseRetry):
 			try = true
 		}
@@ -92,20 +115,20 @@ func (w *Loop) replayLoop(ctx context.Context) {
 // replayHeld applies the held writes to the queue oldest first, removing
 // each once the queue took it, until none is left or one fails (it stays,
 // for the next try). It reports whether none is left.
-func (w *Loop) replayHeld(ctx context.Context) bool {
+func (s *spool) replayHeld(ctx context.Context) bool {
 	n := 0
 	defer func() {
 		if n > 0 {
-			w.log.Info("held_replayed", "entries", n)
+			s.log.Info("held_replayed", "entries", n)
 		}
 	}()
 	for {
-		id, data, err := w.cfg.Held.Peek(ctx)
+		id, data, err := s.cfg.Held.Peek(ctx)
 		if err != nil {
-			w.log.Error("held_error", "err", err)
+			s.log.Error("held_error", "err", err)
 			return false
 		}
-		if id == "" && w.heldEmpty(ctx) {
+		if id == "" && s.heldEmpty(ctx) {
 			return true
 		}
 		if id == "" {
@@ -113,17 +136,17 @@ func (w *Loop) replayHeld(ctx context.Context) bool {
 		}
 		var e heldEntry
 		if err := json.Unmarshal(data, &e); err != nil {
-			w.log.Error("held_undecodable", "err", err, "entry", string(data[:min(len(data), 200)]))
-		} else if err := w.apply(ctx, e); err != nil {
-			w.noteErr(ctx, err)
-			if !w.link.isDown() {
-				w.log.Warn("held_replay_error", "err", err)
+			s.log.Error("held_undecodable", "err", err, "entry", string(data[:min(len(data), 200)]))
+		} else if err := s.apply(ctx, e); err != nil {
+			s.link.noteErr(ctx, err)
+			if !s.link.isDown() {
+				s.log.Warn("held_replay_error", "err", err)
 			}
 			return false
 		}
-		w.noteUp()
-		if err := w.cfg.Held.Remove(ctx, id); err != nil {
-			w.log.Error("held_error", "err", err)
+		s.link.noteUp()
+		if err := s.cfg.Held.Remove(ctx, id); err != nil {
+			s.log.Error("held_error", "err", err)
 			return false
 		}
 		n++
@@ -132,14 +155,14 @@ func (w *Loop) replayHeld(ctx context.Context) bool {
 
 // heldEmpty reports whether nothing is held, and then lets writes go
 // straight to the queue again.
-func (w *Loop) heldEmpty(ctx context.Context) bool {
-	w.heldMu.Lock()
-	defer w.heldMu.Unlock()
-	n, err := w.cfg.Held.Len(ctx)
+func (s *spool) heldEmpty(ctx context.Context) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.cfg.Held.Len(ctx)
 	if err != nil || n > 0 {
 		return false
 	}
-	w.holding.Store(false)
+	s.holding.Store(false)
 	return true
 }
 
@@ -147,14 +170,14 @@ func (w *Loop) heldEmpty(ctx context.Context) bool {
 // been reclaimed by another probe meanwhile. Those are reported lost: the
 // result was written, the probe record is kept, and the lease's new holder
 // probes the host again (its output is deduplicated).
-func (w *Loop) apply(ctx context.Context, e heldEntry) error {
+func (s *spool) apply(ctx context.Context, e heldEntry) error {
 	if len(e.Seed) > 0 {
-		res, err := w.q.Seed(ctx, e.Seed)
+		res, err := s.q.Seed(ctx, e.Seed)
 		if err != nil {
 			return err
 		}
-		w.seen.Add(int64(res.Added))
-		w.m.Discovered.Add(float64(res.Added))
+		s.seen.Add(int64(res.Added))
+		s.m.Discovered.Add(float64(res.Added))
 	}
 	if len(e.Acks) == 0 {
 		return nil
@@ -163,58 +186,33 @@ func (w *Loop) apply(ctx context.Context, e heldEntry) error {
 	for i, a := range e.Acks {
 		ls[i], ps[i] = a.Lease, a.Probe
 	}
-	ok, err := w.q.AckAll(ctx, ls, ps)
+	ok, err := s.q.AckAll(ctx, ls, ps)
 	if err != nil {
 		return err
 	}
 	for i, l := range ls {
 		if ok[i] {
-			w.done.Add(1)
-			w.m.Acked.Inc()
+			s.done.Add(1)
+			s.m.Acked.Inc()
 			continue
 		}
-		w.m.LeaseLost.Inc()
-		w.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID, "during", "held ack",
+		s.m.LeaseLost.Inc()
+		s.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID, "during", "held ack",
 			"note", "the lease was not held when the held ack was replayed: it expired and was reclaimed (the host is probed again; its output is deduplicated), or the ack's first try reached Redis before it went away (the host is done)")
 	}
 	return nil
 }
 
-// ackOrHold acks fs through the held writes: behind those already held,
-// or held itself when the queue does not take it. held reports that fs
-// went to Config.Held, to be acked when it is replayed; otherwise ok and
-// err are AckAll's, as ackRetrying returns them.
-func (w *Loop) ackOrHold(ctx, bg context.Context, fs []finished, ls []queue.Lease, ps []queue.Visit) (ok []bool, held bool, err error) {
-	e := heldEntry{Acks: make([]heldAck, len(fs))}
-	for i, f := range fs {
-		e.Acks[i] = heldAck{f.l, f.p}
-	}
-	if held, herr := w.holdBehind(bg, e); held && herr == nil {
-		return nil, true, nil
-	}
-	ok, err = w.q.AckAll(bg, ls, ps)
-	w.noteErr(bg, err)
-	if err == nil || errors.Is(err, queue.ErrClosed) {
-		return ok, false, err
-	}
-	if herr := w.hold(bg, e); herr != nil {
-		w.log.Error("held_error", "err", herr)
-		ok, err = w.ackRetrying(ctx, bg, ls, ps)
-		return ok, false, err
-	}
-	return nil, true, nil
-}
-
 // replayLast tries once more, for a few seconds, to replay what is held
 // as the run ends; what is left stays in Config.Held for the next start.
-func (w *Loop) replayLast(bg context.Context) {
-	if !w.holding.Load() {
+func (s *spool) replayLast(bg context.Context) {
+	if !s.holding.Load() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
 	defer cancel()
-	if !w.replayHeld(ctx) {
-		n, _ := w.cfg.Held.Len(bg)
-		w.log.Warn("held_kept", "entries", n, "note", "kept in the probe's own file; the next run on the same --state-dir replays them first")
+	if !s.replayHeld(ctx) {
+		n, _ := s.cfg.Held.Len(bg)
+		s.log.Warn("held_kept", "entries", n, "note", "kept in the probe's own file; the next run on the same --state-dir replays them first")
 	}
 }

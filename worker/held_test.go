@@ -30,7 +30,7 @@ func withHeld(t *testing.T, f *loopFixture) *boltstore.Local {
 	}
 	t.Cleanup(func() { l.Close() })
 	f.l.cfg.Held = l.Held()
-	f.l.holding.Store(true)
+	f.l.spool.holding.Store(true)
 	return l
 }
 
@@ -129,7 +129,7 @@ func TestLoop_HeldSeedThenAckInOrder(t *testing.T) {
 	f := newLoopFixtureOn(t, q, crawltest.Options{Hosts: 20, Seed: 42}, 1, &lockedSink{s: s}, 5*time.Second)
 	local := withHeld(t, f)
 	ctx := t.Context()
-	if !f.l.replayHeld(ctx) {
+	if !f.l.spool.replayHeld(ctx) {
 		t.Fatal("replayHeld on an empty file = false")
 	}
 	ls, err := q.Lease(ctx, 1, time.Minute, 0)
@@ -144,7 +144,7 @@ func TestLoop_HeldSeedThenAckInOrder(t *testing.T) {
 		t.Fatalf("enqueue with Redis down = %v, want the hosts held", err)
 	}
 	srv.Restart(t)
-	f.l.ackAll(ctx, ctx, []finished{{ls[0], queue.Visit{Host: ls[0].Item.Host, At: time.Now().Unix(), Outcome: "ok"}}})
+	f.l.acker.ackAll(ctx, []finished{{ls[0], queue.Visit{Host: ls[0].Item.Host, At: time.Now().Unix(), Outcome: "ok"}}})
 	if _, held, _ := local.Counts(ctx); held != 2 {
 		t.Fatalf("%d writes held, want 2: the seed, and the ack queued behind it", held)
 	}
@@ -152,7 +152,7 @@ func TestLoop_HeldSeedThenAckInOrder(t *testing.T) {
 	if !strings.Contains(string(first), `"seed"`) {
 		t.Errorf("first held write = %s, want the seed", first)
 	}
-	if !f.l.replayHeld(ctx) {
+	if !f.l.spool.replayHeld(ctx) {
 		t.Fatalf("replayHeld with Redis back = false\n%s", f.logs)
 	}
 	st := f.stats(t)
@@ -241,7 +241,7 @@ func TestLoop_HeartbeatRenewsWhenQueueReturns(t *testing.T) {
 	f, watch, ls := heartbeatFixture(t, 44)
 	hbCtx, stop := context.WithCancel(t.Context())
 	got := make(chan queue.Lease, 1)
-	go func() { got <- f.l.heartbeat(hbCtx, t.Context(), nil, ls) }()
+	go func() { got <- f.l.heartbeat(hbCtx, nil, ls) }()
 	waitUntil(t, 10*time.Second, "the heartbeat's first Extend, at once", func() bool {
 		return watch.renewed.Load() == 1
 	})
@@ -281,7 +281,7 @@ func TestLoop_HeartbeatRenewsWhenQueueReturnsMidCall(t *testing.T) {
 	})
 	hbCtx, stop := context.WithCancel(t.Context())
 	got := make(chan queue.Lease, 1)
-	go func() { got <- f.l.heartbeat(hbCtx, t.Context(), nil, ls) }() // its first Extend fails
+	go func() { got <- f.l.heartbeat(hbCtx, nil, ls) }() // its first Extend fails
 	waitUntil(t, 10*time.Second, "the lease renewed after the outage that ended during the failed call", func() bool {
 		return watch.renewed.Load() > 0
 	})
@@ -301,7 +301,7 @@ func TestLoop_NoHeartbeatBeforeFirstBeat(t *testing.T) {
 	f, watch, ls := heartbeatFixture(t, 46)
 	beats := make([]*beating, 50)
 	for i := range beats {
-		beats[i] = f.l.beat(t.Context(), t.Context(), &ls)
+		beats[i] = f.l.beat(t.Context(), &ls)
 	}
 	if n := heartbeats(); n != 0 {
 		t.Errorf("%d heartbeat goroutines with 50 probes in flight before their first beat, want 0", n)
@@ -316,7 +316,7 @@ func TestLoop_NoHeartbeatBeforeFirstBeat(t *testing.T) {
 	}
 
 	f.l.cfg.LeaseTTL = 1500 * time.Millisecond // first beat 500 ms in, past the leased 1 s
-	b := f.l.beat(t.Context(), t.Context(), &ls)
+	b := f.l.beat(t.Context(), &ls)
 	waitUntil(t, 10*time.Second, "the first beat's Extend", func() bool { return watch.renewed.Load() > 0 })
 	if n := heartbeats(); n != 1 {
 		t.Errorf("%d heartbeat goroutines once the first beat came, want 1", n)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spyder-crawler/spyder"
+	"github.com/spyder-crawler/spyder/concurrency"
 	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/queue"
@@ -48,7 +49,7 @@ const DefaultStateEvery = time.Second
 
 // Config is how a Loop works.
 type Config struct {
-	Concurrency   int           // hosts leased and not yet acked, at most
+	Concurrency   int           // hosts leased and not yet acked, at most, when Limit is nil
 	LeaseTTL      time.Duration // a lease not extended expires after this
 	MaxAttempts   int           // failures before a host goes to dead
 	Grace         time.Duration // time in-flight probes get on shutdown
@@ -73,12 +74,19 @@ type Config struct {
 	// start if the run ends before; nil: such writes are retried while the
 	// leases last, then given up (the hosts are probed again).
 	Held store.Spool
+
+	// Limit, when set, is how many hosts may be leased and not yet acked,
+	// adapted as the run goes (see package concurrency); nil: Concurrency,
+	// fixed. A visit that timed out while the process was saturated is
+	// handed back to the queue without spending an attempt.
+	Limit *concurrency.Limit
 }
 
-// Loop leases hosts from the queue and probes them with at most
-// Concurrency at once, until the queue is empty (ExitWhenEmpty) or its ctx
-// is cancelled. Its counters are safe to read while it runs.
-type Loop struct {
+// env is what the loop's services share: the queue, the prober, the
+// output, the log, the counters and the configuration, and the tallies
+// they keep together. Services hold a pointer to the one env, so that a
+// test that swaps a part of the loop swaps it for all of them.
+type env struct {
 	q       queue.Work
 	visitor Visitor
 	out     Writer
@@ -88,10 +96,35 @@ type Loop struct {
 
 	seen atomic.Int64 // hosts in the seen set, as last known
 	done atomic.Int64 // hosts acked by this process
-	// seenMax is the largest seen set checkState saw; a smaller one later
-	// means the queue lost its state.
+	// seenMax is the largest seen set the state watch saw; a smaller one
+	// later means the queue lost its state.
 	seenMax atomic.Int64
 	lost    atomic.Bool // the queue lost its state during this run
+}
+
+// Loop leases hosts from the queue and probes them with at most
+// Concurrency at once, until the queue is empty (ExitWhenEmpty) or its ctx
+// is cancelled. Its counters are safe to read while it runs.
+//
+// The loop itself leases and visits; beside it run a few services, each
+// with one context: the acker (acks finished hosts in batches), the spool
+// (writes the queue did not take, replayed in order), the reclaimer
+// (expired leases of dead probes), the state watch (a queue that lost its
+// state), and the link (whether the queue answers, waking heartbeats and
+// the replay when it answers again).
+type Loop struct {
+	*env
+	link    *link
+	spool   *spool
+	acker   *acker
+	reclaim *reclaimer
+	watch   *stateWatch
+
+	lim      atomic.Pointer[concurrency.Limit] // Config.Limit or a fixed one; set by Run
+	limMu    sync.Mutex
+	limCause string // the cause of the limit's last move, as logged
+	overMu   sync.Mutex
+	overload map[host.Name]int // times a host was handed back for overload
 
 	enqMu    sync.Mutex // serialises enqueue
 	mu       sync.Mutex
@@ -103,21 +136,23 @@ type Loop struct {
 	// guard holds back probes that failed as if the network were down;
 	// nil without Config.Check. Set by Run.
 	guard *guard
-
-	link     *link         // whether the queue answers
-	heldMu   sync.Mutex    // orders writes to Config.Held with holding
-	holding  atomic.Bool   // Config.Held may hold writes: new ones queue behind them
-	heldKick chan struct{} // wakes replayLoop; capacity 1
 }
 
 // New returns a Loop over q that probes with p, writes to out, logs to log
 // and counts into m.
 func New(q queue.Work, p Visitor, out Writer, log *slog.Logger, m *metrics.Set, cfg Config) *Loop {
-	w := &Loop{q: q, visitor: p, out: out, log: log, m: m, cfg: cfg, inflight: map[string]queue.Lease{},
-		link: newLink(), heldKick: make(chan struct{}, 1)}
-	w.holding.Store(cfg.Held != nil) // until a replay finds the file empty
+	e := &env{q: q, visitor: p, out: out, log: log, m: m, cfg: cfg}
+	w := &Loop{env: e, inflight: map[string]queue.Lease{}, overload: map[host.Name]int{}}
+	w.link = newLink(e, w.Inflight)
+	w.spool = newSpool(e, w.link)
+	w.acker = &acker{env: e, link: w.link, spool: w.spool, untrack: w.untrack}
+	w.reclaim = &reclaimer{env: e, link: w.link}
+	w.watch = &stateWatch{env: e, link: w.link}
 	return w
 }
+
+// Holding reports whether writes are held for the queue.
+func (w *Loop) Holding() bool { return w.spool.isHolding() }
 
 // Done reports how many hosts this loop acknowledged.
 func (w *Loop) Done() int64 { return w.done.Load() }

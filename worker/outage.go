@@ -24,13 +24,18 @@ const ReclaimHoldoff = 5 * time.Second
 // every heartbeat (to renew its lease at once rather than at its next
 // tick) and the replay of held writes. It is safe for concurrent use.
 type link struct {
+	*env
+	inflight func() int // hosts in flight, for the log lines
+
 	mu   sync.Mutex
 	down time.Time     // start of the current outage; zero while up
 	upAt time.Time     // end of the last outage; zero if none
 	back chan struct{} // closed at the end of the current outage
 }
 
-func newLink() *link { return &link{back: make(chan struct{})} }
+func newLink(e *env, inflight func() int) *link {
+	return &link{env: e, inflight: inflight, back: make(chan struct{})}
+}
 
 // failed notes a call the queue did not answer, and reports whether that
 // starts an outage.
@@ -90,14 +95,14 @@ func (k *link) holdoff() time.Duration {
 // noteErr feeds the outcome of a call to the queue into the link: errors
 // that say the queue answered (a lost lease, refused writes) or that the
 // caller gave up (a cancelled ctx, a closed store) are not an outage.
-func (w *Loop) noteErr(ctx context.Context, err error) {
+func (k *link) noteErr(ctx context.Context, err error) {
 	switch {
 	case err == nil, errors.Is(err, queue.ErrLeaseLost), writesRefused(err):
-		w.noteUp()
+		k.noteUp()
 	case ctx.Err() != nil, errors.Is(err, queue.ErrClosed):
 	default:
-		if w.link.failed() {
-			w.log.Warn("queue_unreachable", "err", err, "in_flight", w.Inflight(),
+		if k.failed() {
+			k.log.Warn("queue_unreachable", "err", err, "in_flight", k.inflight(),
 				"note", "in-flight work is kept; leases are renewed and kept writes replayed as soon as it answers")
 		}
 	}
@@ -105,17 +110,17 @@ func (w *Loop) noteErr(ctx context.Context, err error) {
 
 // noteUp notes that the queue answered, and logs queue_reachable when
 // that ends an outage.
-func (w *Loop) noteUp() {
-	if d := w.link.answered(); d > 0 {
-		w.log.Info("queue_reachable", "down_for", d.Round(time.Millisecond).String(), "renewing", w.Inflight())
+func (k *link) noteUp() {
+	if d := k.answered(); d > 0 {
+		k.log.Info("queue_reachable", "down_for", d.Round(time.Millisecond).String(), "renewing", k.inflight())
 	}
 }
 
 // reachable reports whether the queue answers now (one Stats call), and
 // feeds the answer into the link.
-func (w *Loop) reachable(ctx context.Context) bool {
-	_, err := w.q.Stats(ctx)
-	w.noteErr(ctx, err)
+func (k *link) reachable(ctx context.Context) bool {
+	_, err := k.q.Stats(ctx)
+	k.noteErr(ctx, err)
 	return err == nil
 }
 
@@ -124,22 +129,22 @@ func (w *Loop) reachable(ctx context.Context) bool {
 // queue answers, or refuses writes) or ctx ended first. A call that lost
 // its connection is an outage even when the queue answers by the time it
 // is asked: the outage may have ended in between.
-func (w *Loop) waitQueue(ctx context.Context, err error) bool {
+func (k *link) waitQueue(ctx context.Context, err error) bool {
 	if err == nil || writesRefused(err) || errors.Is(err, queue.ErrClosed) {
 		return false
 	}
-	if w.reachable(ctx) {
+	if k.reachable(ctx) {
 		return lostConnection(err)
 	}
 	for {
-		back := w.link.comeback()
+		back := k.comeback()
 		select {
 		case <-ctx.Done():
 			return false
 		case <-back:
 			return true
 		case <-time.After(leaseRetry):
-			if w.reachable(ctx) {
+			if k.reachable(ctx) {
 				return true
 			}
 		}

@@ -7,22 +7,28 @@ import (
 	"github.com/spyder-crawler/spyder/queue"
 )
 
-// reclaimLoop returns expired leases (of crashed workers) to pending now
-// and then every ReclaimEvery.
-func (w *Loop) reclaimLoop(ctx context.Context) {
-	t := time.NewTicker(w.cfg.ReclaimEvery)
+// reclaimer is the service that returns expired leases (of crashed
+// workers) to pending, or to dead on their last attempt.
+type reclaimer struct {
+	*env
+	link *link
+}
+
+// run reclaims now and then every Config.ReclaimEvery until ctx ends.
+func (r *reclaimer) run(ctx context.Context) {
+	t := time.NewTicker(r.cfg.ReclaimEvery)
 	defer t.Stop()
 	for {
-		if w.settle(ctx) {
-			res, err := w.q.Reclaim(ctx, w.cfg.LeaseTTL, w.cfg.MaxAttempts)
-			w.noteErr(ctx, err)
+		if r.settle(ctx) {
+			res, err := r.q.Reclaim(ctx, r.cfg.LeaseTTL, r.cfg.MaxAttempts)
+			r.link.noteErr(ctx, err)
 			switch {
 			case ctx.Err() != nil:
 				return
 			case err != nil:
-				w.log.Warn("reclaim_error", "err", err)
+				r.log.Warn("reclaim_error", "err", err)
 			default:
-				w.noteReclaimed(res)
+				r.noteReclaimed(res)
 			}
 		}
 		select {
@@ -39,11 +45,11 @@ func (w *Loop) reclaimLoop(ctx context.Context) {
 // reclaims them. It reports false, not to reclaim now, while the queue is
 // known to be down: a Reclaim tried then might reach it the moment it
 // comes back, with no holdoff.
-func (w *Loop) settle(ctx context.Context) bool {
-	if w.link.isDown() && !w.reachable(ctx) {
+func (r *reclaimer) settle(ctx context.Context) bool {
+	if r.link.isDown() && !r.link.reachable(ctx) {
 		return false
 	}
-	if d := w.link.holdoff(); d > 0 {
+	if d := r.link.holdoff(); d > 0 {
 		select {
 		case <-ctx.Done():
 		case <-time.After(d):
@@ -53,22 +59,29 @@ func (w *Loop) settle(ctx context.Context) bool {
 }
 
 // noteReclaimed logs and counts what one Reclaim moved.
-func (w *Loop) noteReclaimed(res queue.ReclaimResult) {
+func (r *reclaimer) noteReclaimed(res queue.ReclaimResult) {
 	if n := len(res.Requeued) + len(res.Dead); n > 0 {
-		w.m.Reclaimed.Add(float64(n))
-		w.log.Info("lease_reclaimed", "count", n, "requeued", len(res.Requeued), "hosts", clipHosts(res.Requeued))
+		r.m.Reclaimed.Add(float64(n))
+		r.log.Info("lease_reclaimed", "count", n, "requeued", len(res.Requeued), "hosts", clipHosts(res.Requeued))
 	}
 	for _, h := range res.Dead {
-		w.m.Dead.Inc()
-		w.log.Error("item_dead", "host", h, "reason", "lease expired on its last attempt")
+		r.m.Dead.Inc()
+		r.log.Error("item_dead", "host", h, "reason", "lease expired on its last attempt")
 	}
 }
 
-// stateLoop checks that the queue kept its state every StateEvery (one
-// Stats call, a few cheap reads), so that a loss is logged and /healthz
-// turns within seconds.
-func (w *Loop) stateLoop(ctx context.Context) {
-	every := w.cfg.StateEvery
+// stateWatch is the service that checks that the queue kept its state
+// every StateEvery (one Stats call, a few cheap reads), so that a loss is
+// logged and /healthz turns within seconds.
+type stateWatch struct {
+	*env
+	link *link
+}
+
+// run checks now and then every Config.StateEvery (DefaultStateEvery when
+// 0) until ctx ends.
+func (s *stateWatch) run(ctx context.Context) {
+	every := s.cfg.StateEvery
 	if every <= 0 {
 		every = DefaultStateEvery
 	}
@@ -76,7 +89,7 @@ func (w *Loop) stateLoop(ctx context.Context) {
 	defer t.Stop()
 	var seen int64
 	for {
-		seen = w.checkState(ctx, seen)
+		seen = s.checkState(ctx, seen)
 		select {
 		case <-ctx.Done():
 			return
@@ -91,18 +104,18 @@ func (w *Loop) stateLoop(ctx context.Context) {
 // going on what is left; the line tells the operator to restore a
 // snapshot, and [Loop.StateLost] reports true from then on. It returns the
 // size now (seen when the queue does not answer).
-func (w *Loop) checkState(ctx context.Context, seen int64) int64 {
-	st, err := w.q.Stats(ctx)
-	w.noteErr(ctx, err)
+func (s *stateWatch) checkState(ctx context.Context, seen int64) int64 {
+	st, err := s.q.Stats(ctx)
+	s.link.noteErr(ctx, err)
 	if err != nil {
 		return seen
 	}
-	if st.Seen > w.seenMax.Load() { // only this loop stores it
-		w.seenMax.Store(st.Seen)
+	if st.Seen > s.seenMax.Load() { // only this watch stores it
+		s.seenMax.Store(st.Seen)
 	}
 	if st.Seen < seen {
-		w.lost.Store(true)
-		w.log.Error("queue_state_lost", "seen_before", seen, "seen_now", st.Seen, "pending", st.Pending, "processing", st.Processing,
+		s.lost.Store(true)
+		s.log.Error("queue_state_lost", "seen_before", seen, "seen_now", st.Seen, "pending", st.Pending, "processing", st.Processing,
 			"note", "the queue forgot hosts it had seen: Redis lost its data (restarted without persistence?); "+
 				"restore the last `spyder queue export` snapshot with `spyder queue import` (docs/guarantees.md: When Redis loses its data)")
 	}
@@ -110,7 +123,8 @@ func (w *Loop) checkState(ctx context.Context, seen int64) int64 {
 }
 
 // releaseRest hands every lease still held back to pending in one step.
-func (w *Loop) releaseRest(bg context.Context, signalled bool) error {
+// ctx is one without cancellation: the release is the run's last word.
+func (w *Loop) releaseRest(ctx context.Context, signalled bool) error {
 	w.mu.Lock()
 	rest := make([]queue.Lease, 0, len(w.inflight))
 	for _, l := range w.inflight {
@@ -124,7 +138,7 @@ func (w *Loop) releaseRest(bg context.Context, signalled bool) error {
 		}
 		return nil
 	}
-	n, err := w.q.Release(bg, rest)
+	n, err := w.q.Release(ctx, rest)
 	w.log.Info("shutdown_cleanup", "returned", n, "hosts", hostList(rest), "not_held", len(rest)-n)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spyder-crawler/spyder/concurrency"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store"
 )
@@ -27,30 +28,35 @@ func (w *Loop) Run(ctx context.Context) error {
 	if w.cfg.Held != nil {
 		// What an earlier run held goes first: it was written before
 		// anything this run will write.
-		w.replayHeld(ctx)
+		w.spool.replayHeld(ctx)
 		replayCtx, stopReplay := context.WithCancel(bg)
 		replayDone := make(chan struct{})
-		go func() { defer close(replayDone); w.replayLoop(replayCtx) }()
-		defer func() { stopReplay(); <-replayDone; w.replayLast(bg) }()
+		go func() { defer close(replayDone); w.spool.replayLoop(replayCtx) }()
+		defer func() { stopReplay(); <-replayDone; w.spool.replayLast(bg) }()
 	}
 
 	// Beside the work: reclaiming expired leases, and checking that the
 	// queue kept its state.
 	sideCtx, stopSide := context.WithCancel(ctx)
 	var side sync.WaitGroup
-	side.Go(func() { w.reclaimLoop(sideCtx) })
-	side.Go(func() { w.stateLoop(sideCtx) })
+	side.Go(func() { w.reclaim.run(sideCtx) })
+	side.Go(func() { w.watch.run(sideCtx) })
 	defer func() { stopSide(); side.Wait() }()
 
+	lim := w.limit()
+	limCtx, stopLim := context.WithCancel(bg) // read until the last visit ends
+	var limDone sync.WaitGroup
+	limDone.Go(func() { lim.Run(limCtx, w.noteLimit) })
+	defer func() { stopLim(); limDone.Wait() }()
+
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, w.cfg.Concurrency)
-	acks := make(chan finished, w.cfg.Concurrency)
+	acks := make(chan finished, lim.Max())
 	ackDone := make(chan struct{})
 	go func() {
 		defer close(ackDone)
-		w.ackLoop(workCtx, bg, acks, sem)
+		w.acker.run(workCtx, acks, lim)
 	}()
-	err := w.leaseLoop(ctx, workCtx, bg, sem, acks, &wg)
+	err := w.leaseLoop(ctx, lim, func(leases []queue.Lease) { w.start(workCtx, leases, lim, acks, &wg) })
 	if herr := w.windDown(ctx, cancelWork); herr != nil {
 		err = herr
 	} else if ctx.Err() != nil {
@@ -63,6 +69,7 @@ func (w *Loop) Run(ctx context.Context) error {
 	wg.Wait()
 	close(acks)
 	<-ackDone
+	w.noteOverloadTotal(lim)
 	if rerr := w.releaseRest(bg, ctx.Err() != nil); err == nil {
 		err = rerr
 	}
@@ -90,20 +97,18 @@ func (w *Loop) windDown(ctx context.Context, cancelWork func()) error {
 	return nil
 }
 
-// leaseLoop leases while there is room and work, starting one goroutine per
-// leased item. A slot of sem is taken per lease and freed once the lease is
-// acked (by ackLoop), failed or left for releaseRest.
-func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, acks chan<- finished, wg *sync.WaitGroup) error {
+// leaseLoop leases while there is room and work, handing what it leased
+// to start. A slot of lim is taken per lease and freed once the lease is
+// acked (by the acker), failed, handed back or left for releaseRest.
+func (w *Loop) leaseLoop(ctx context.Context, lim *concurrency.Limit, start func([]queue.Lease)) error {
 	for {
-		n, ok := takeSlots(ctx, sem)
+		n, ok := lim.Acquire(ctx, maxLeaseBatch)
 		if !ok {
 			return nil
 		}
 		leases, err := w.q.Lease(ctx, n, w.cfg.LeaseTTL, leaseWait)
-		for i := len(leases); i < n; i++ {
-			<-sem
-		}
-		w.noteErr(ctx, err)
+		lim.Release(n - len(leases))
+		w.link.noteErr(ctx, err)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
 				return errOrNil(ctx, err)
@@ -126,7 +131,7 @@ func (w *Loop) leaseLoop(ctx, workCtx, bg context.Context, sem chan struct{}, ac
 			}
 			continue
 		}
-		w.start(workCtx, bg, leases, sem, acks, wg)
+		start(leases)
 	}
 }
 
@@ -138,37 +143,18 @@ func errOrNil(ctx context.Context, err error) error {
 	return err
 }
 
-// takeSlots waits for one free slot of sem and takes as many more as are
-// free, up to maxLeaseBatch; false means ctx ended first.
-func takeSlots(ctx context.Context, sem chan struct{}) (int, bool) {
-	select {
-	case sem <- struct{}{}:
-	case <-ctx.Done():
-		return 0, false
-	}
-	n := 1
-	for n < maxLeaseBatch {
-		select {
-		case sem <- struct{}{}:
-			n++
-		default:
-			return n, true
-		}
-	}
-	return n, true
-}
-
-// start tracks leases and probes each in a goroutine of its own; a probe
-// that does not hand its lease to acks frees its slot itself.
-func (w *Loop) start(workCtx, bg context.Context, leases []queue.Lease, sem chan struct{}, acks chan<- finished, wg *sync.WaitGroup) {
+// start tracks leases and probes each in a goroutine of its own, under
+// ctx (the work's); a probe that does not hand its lease to acks frees
+// its slot itself.
+func (w *Loop) start(ctx context.Context, leases []queue.Lease, lim *concurrency.Limit, acks chan<- finished, wg *sync.WaitGroup) {
 	w.m.Leased.Add(float64(len(leases)))
 	w.track(leases)
 	for _, l := range leases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !w.work(workCtx, bg, &l, acks) {
-				<-sem
+			if !w.work(ctx, &l, acks) {
+				lim.Release(1)
 			}
 		}()
 	}
@@ -179,7 +165,7 @@ func (w *Loop) start(workCtx, bg context.Context, leases []queue.Lease, sem chan
 // anywhere. An empty queue that forgot hosts is not a finished crawl: it
 // ends the run with an error saying so instead of exiting 0.
 func (w *Loop) finished(ctx context.Context) (bool, error) {
-	if !w.cfg.ExitWhenEmpty || w.Inflight() != 0 || w.holding.Load() {
+	if !w.cfg.ExitWhenEmpty || w.Inflight() != 0 || w.spool.isHolding() {
 		return false, nil
 	}
 	st, err := w.q.Stats(ctx)

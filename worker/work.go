@@ -19,12 +19,14 @@ import (
 // under it, and the collector shrinks a parked goroutine's stack only when
 // little of it is in use: so work holds only what the probe needs, and
 // what follows the probe is conclude's, called once it returns.
-func (w *Loop) work(ctx, bg context.Context, l *queue.Lease, acks chan<- finished) bool {
+func (w *Loop) work(ctx context.Context, l *queue.Lease, acks chan<- finished) bool {
 	w.m.Inflight.Inc()
 	defer w.m.Inflight.Dec()
-	hb := w.beat(ctx, bg, l)
+	hb := w.beat(ctx, l)
+	start := time.Now()
 	res := w.visitor.Visit(ctx, l.Item.Host)
-	return w.conclude(ctx, bg, hb, res, acks)
+	w.lim.Load().Done(time.Since(start))
+	return w.conclude(ctx, hb, res, start, acks)
 }
 
 // beating is a lease kept alive by heartbeat until end is called. Most
@@ -40,9 +42,9 @@ type beating struct {
 }
 
 // beat schedules heartbeat on a copy of l for its first beat.
-func (w *Loop) beat(ctx, bg context.Context, l *queue.Lease) *beating {
+func (w *Loop) beat(ctx context.Context, l *queue.Lease) *beating {
 	b := &beating{lease: *l, quit: make(chan struct{}), done: make(chan queue.Lease, 1)}
-	b.timer = time.AfterFunc(w.beatEvery(), func() { b.done <- w.heartbeat(ctx, bg, b.quit, b.lease) })
+	b.timer = time.AfterFunc(w.beatEvery(), func() { b.done <- w.heartbeat(ctx, b.quit, b.lease) })
 	return b
 }
 
@@ -58,14 +60,21 @@ func (b *beating) end() queue.Lease {
 // conclude finishes the work on a probe's result res: it is handed back when
 // the shutdown cut it short or the network failed, else written (with the
 // hosts it discovered queued first) and its lease handed to acks. The
-// heartbeat runs until the result is written.
-func (w *Loop) conclude(ctx, bg context.Context, hb *beating, res *spyder.Result, acks chan<- finished) bool {
+// heartbeat runs until the result is written. ctx is the work's: its end
+// cuts the probe short, not the writes of a finished one, which run on a
+// context without its cancellation.
+func (w *Loop) conclude(ctx context.Context, hb *beating, res *spyder.Result, start time.Time, acks chan<- finished) bool {
+	bg := context.WithoutCancel(ctx)
 	if ctx.Err() != nil { // cut short by the shutdown: released, not written
 		hb.end()
 		return false
 	}
 	if !w.judge(ctx, hb.lease.Item.Host, res) { // the network failed, not the host: handed back
 		hb.end()
+		return false
+	}
+	if w.overloaded(ctx, res, start) { // the process was saturated, not the host slow
+		w.handBack(bg, hb.end())
 		return false
 	}
 	var err error
@@ -81,7 +90,7 @@ func (w *Loop) conclude(ctx, bg context.Context, hb *beating, res *spyder.Result
 		// A finished probe is written even when the grace period ends
 		// meanwhile: its batch is due within the batcher's delay, and
 		// releasing it now could write it twice.
-		if err = w.write(ctx, bg, res); err != nil {
+		if err = w.write(ctx, res); err != nil {
 			err = fmt.Errorf("output: %w", err)
 		}
 	}
@@ -137,7 +146,8 @@ func (w *Loop) judge(ctx context.Context, h host.Name, res *spyder.Result) bool 
 // (while it logs the failure), the outage's end has already closed the
 // channel and the lease is renewed at once, not at the next tick, long
 // after other probes may have reclaimed it.
-func (w *Loop) heartbeat(ctx, bg context.Context, quit <-chan struct{}, l queue.Lease) queue.Lease {
+func (w *Loop) heartbeat(ctx context.Context, quit <-chan struct{}, l queue.Lease) queue.Lease {
+	bg := context.WithoutCancel(ctx) // an Extend under way is not cut short
 	t := time.NewTicker(w.beatEvery())
 	defer t.Stop()
 	for {
@@ -150,7 +160,7 @@ func (w *Loop) heartbeat(ctx, bg context.Context, quit <-chan struct{}, l queue.
 		}
 		back := w.link.comeback()
 		nl, err := w.q.Extend(bg, l, w.cfg.LeaseTTL)
-		w.noteErr(bg, err)
+		w.link.noteErr(bg, err)
 		switch {
 		case errors.Is(err, queue.ErrLeaseLost):
 			w.log.Warn("lease_lost", "host", l.Item.Host, "lease", l.ID, "during", "heartbeat")
@@ -177,11 +187,12 @@ func (w *Loop) beatEvery() time.Duration {
 	return max(w.cfg.LeaseTTL/3, 10*time.Millisecond)
 }
 
-// fail hands a host whose result could not be written back to the queue.
-func (w *Loop) fail(bg context.Context, l queue.Lease, reason string) {
+// fail hands a host whose result could not be written back to the queue;
+// ctx is one without cancellation.
+func (w *Loop) fail(ctx context.Context, l queue.Lease, reason string) {
 	w.untrack(l.ID)
 	w.m.Failed.Inc()
-	err := w.q.Fail(bg, l, reason, w.cfg.MaxAttempts)
+	err := w.q.Fail(ctx, l, reason, w.cfg.MaxAttempts)
 	switch {
 	case errors.Is(err, queue.ErrLeaseLost):
 		w.log.Warn("lease_lost", "host", l.Item.Host, "during", "fail")
@@ -198,8 +209,9 @@ func (w *Loop) fail(bg context.Context, l queue.Lease, reason string) {
 // enqueue seeds the hosts a probe discovered, within MaxDomains. Calls are
 // serialised so that workers together stay within the bound (in a fleet
 // each probe keeps it on its own view of the seen count). On error the
-// host is not acked: it is failed and probed again, or the run stops.
-func (w *Loop) enqueue(bg context.Context, hosts []host.Name) error {
+// host is not acked: it is failed and probed again, or the run stops. ctx
+// is one without cancellation.
+func (w *Loop) enqueue(ctx context.Context, hosts []host.Name) error {
 	w.enqMu.Lock()
 	defer w.enqMu.Unlock()
 	room := w.cfg.MaxDomains - w.seen.Load()
@@ -210,15 +222,15 @@ func (w *Loop) enqueue(bg context.Context, hosts []host.Name) error {
 		hosts = hosts[:room]
 	}
 	e := heldEntry{Seed: hosts}
-	if held, err := w.holdBehind(bg, e); held {
+	if held, err := w.spool.holdBehind(ctx, e); held {
 		return err
 	}
-	res, err := w.q.Seed(bg, hosts)
-	w.noteErr(bg, err)
+	res, err := w.q.Seed(ctx, hosts)
+	w.link.noteErr(ctx, err)
 	if err != nil && w.cfg.Held != nil && !writesRefused(err) {
 		// Kept on this probe's disk, the hosts are as safe as in the
 		// queue: the host that found them can be acked.
-		return w.hold(bg, e)
+		return w.spool.hold(ctx, e)
 	}
 	if err != nil {
 		return err
@@ -234,10 +246,11 @@ func (w *Loop) enqueue(bg context.Context, hosts []host.Name) error {
 // host, it does not fail it. ctx (the work's) ending stops the wait. The
 // failed try may have reached the output before its seen-set mark failed,
 // so the host may be written twice: write_retry names it.
-func (w *Loop) write(ctx, bg context.Context, res *spyder.Result) error {
+func (w *Loop) write(ctx context.Context, res *spyder.Result) error {
+	bg := context.WithoutCancel(ctx) // a write under way is not cut short
 	for {
 		err := w.out.Add(bg, res)
-		if err == nil || !w.waitQueue(ctx, err) {
+		if err == nil || !w.link.waitQueue(ctx, err) {
 			return err
 		}
 		w.log.Warn("write_retry", "host", res.Host, "err", err,

@@ -102,7 +102,7 @@ func TestWaitQueue_LostConnectionRetriedWhenBack(t *testing.T) {
 		{errors.New("output: bad batch"), false},
 		{nil, false},
 	} {
-		if got := f.l.waitQueue(t.Context(), c.err); got != c.want {
+		if got := f.l.link.waitQueue(t.Context(), c.err); got != c.want {
 			t.Errorf("waitQueue(%v) with the queue answering = %v, want %v", c.err, got, c.want)
 		}
 	}

@@ -205,6 +205,7 @@ func TestApp_BadBackend(t *testing.T) {
 		{"CAFileMissing", run("--ca-file", "/nonexistent/ca.pem"), "--ca-file /nonexistent/ca.pem: no such file"},
 		{"CAFileNotPEM", run("--ca-file", notBolt), "holds no PEM certificate"},
 		{"BadFormat", run("--format", "xml"), `--format "xml": want batch, edges, lines or hosts`},
+		{"BadMemoryLimit", run("--memory-limit", "lots"), `--memory-limit "lots": want a size such as 2GiB`},
 		{"BadResolver", run("--resolver", "192.0.2.1:53,dns.example"), `--resolver: resolver "dns.example": want IP`},
 		{"BadResolverPort", run("--resolver", "[::1]:99999"), `--resolver: resolver "[::1]:99999": port "99999"`},
 		{"BadIngest", run("--ingest", "ftp://x"), `--ingest "ftp://x": want an http:// or https:// URL`},

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spyder-crawler/spyder/concurrency"
 	"github.com/spyder-crawler/spyder/queue"
 )
 
@@ -47,16 +48,18 @@ func (lw *lineWriter) clear() {
 }
 
 // progressLine formats one progress line from the queue's snapshot st,
-// the hosts this process has in flight, its rate and the whole queue's
-// (hosts/s over the last minute) and the time since the run started:
+// the hosts this process has in flight and its concurrency limit (with
+// why it is what it is, and the visits handed back for overload once
+// there are some), its rate and the whole queue's (hosts/s over the last
+// minute) and the time since the run started:
 //
-//	done 1200/10000 (12.0%) · pending 8288 · in flight 512 · dead 0 · 41.5 hosts/s · elapsed 30s · ETA 3m32s
+//	done 1200/10000 (12.0%) · pending 8288 · in flight 512/640 (saturated) · dead 0 · 41.5 hosts/s · elapsed 30s · ETA 3m32s
 //
 // Done counts hosts finished by any probe, dead ones apart. The ETA divides
 // what is left by the queue's rate, and is never "0s" while hosts are in
 // flight: once nothing is pending it says how many are being finished and
 // how long the oldest has been at it.
-func progressLine(st queue.Stats, inflight int, own, all float64, elapsed time.Duration) string {
+func progressLine(st queue.Stats, inflight int, lim concurrency.State, own, all float64, elapsed time.Duration) string {
 	left := st.Pending + max(st.Processing, int64(inflight))
 	done := max(st.Seen-st.Pending-st.Processing-st.Dead, 0)
 	total := max(st.Seen, done+left+st.Dead)
@@ -64,8 +67,15 @@ func progressLine(st queue.Stats, inflight int, own, all float64, elapsed time.D
 	if total > 0 {
 		pct = 100 * float64(done) / float64(total)
 	}
-	return fmt.Sprintf("done %d/%d (%.1f%%) · pending %d · in flight %d · dead %d · %.1f hosts/s · elapsed %s · ETA %s",
-		done, total, pct, st.Pending, inflight, st.Dead, own, elapsed.Round(time.Second), eta(st, left, all))
+	limit := ""
+	if lim.Limit > 0 {
+		limit = fmt.Sprintf("/%d (%s)", lim.Limit, lim.Why.Cause)
+	}
+	if lim.Overload > 0 {
+		limit += fmt.Sprintf(" · requeued %d", lim.Overload)
+	}
+	return fmt.Sprintf("done %d/%d (%.1f%%) · pending %d · in flight %d%s · dead %d · %.1f hosts/s · elapsed %s · ETA %s",
+		done, total, pct, st.Pending, inflight, limit, st.Dead, own, elapsed.Round(time.Second), eta(st, left, all))
 }
 
 // eta estimates the time left; see progressLine.

@@ -5,8 +5,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spyder-crawler/spyder/concurrency"
 	"github.com/spyder-crawler/spyder/queue"
 )
+
+// TestProgressLine_Limit: the line shows the concurrency limit beside
+// the hosts in flight, with why it is what it is, and the visits handed
+// back for overload once there are some.
+func TestProgressLine_Limit(t *testing.T) {
+	st := queue.Stats{Pending: 800, Processing: 100, Seen: 1000}
+	lim := concurrency.State{Limit: 640, Why: concurrency.Why{Cause: concurrency.CauseSaturated, Detail: "scheduler latency p99 134ms > 100ms"}}
+	want := "done 100/1000 (10.0%) · pending 800 · in flight 100/640 (saturated) · dead 0 · 40.0 hosts/s · elapsed 1m5s · ETA 18s"
+	if got := progressLine(st, 100, lim, 40, 50, 65*time.Second); got != want {
+		t.Errorf("progressLine =\n%s\nwant\n%s", got, want)
+	}
+	lim.Overload = 12
+	want = "done 100/1000 (10.0%) · pending 800 · in flight 100/640 (saturated) · requeued 12 · dead 0 · 40.0 hosts/s · elapsed 1m5s · ETA 18s"
+	if got := progressLine(st, 100, lim, 40, 50, 65*time.Second); got != want {
+		t.Errorf("progressLine =\n%s\nwant\n%s", got, want)
+	}
+}
 
 // TestProgressLine checks the operator's line: done out of the total with
 // a percentage, the elapsed time, and an ETA that is never "0s" while
@@ -33,7 +51,7 @@ func TestProgressLine(t *testing.T) {
 			"done 0/5 (0.0%) · pending 5 · in flight 0 · dead 0 · 40.0 hosts/s · elapsed 1m5s · ETA 5s"},
 	}
 	for _, c := range cases {
-		if got := progressLine(c.st, c.inflight, 40, c.all, 65*time.Second+300*time.Millisecond); got != c.want {
+		if got := progressLine(c.st, c.inflight, concurrency.State{}, 40, c.all, 65*time.Second+300*time.Millisecond); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
 	}

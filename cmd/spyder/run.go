@@ -123,7 +123,7 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 	if err != nil {
 		return nil, nil, err
 	}
-	log.Info("start", "version", spyder.Version, "queue", b.Name(), "concurrency", cfg.loop.Concurrency, "run", cfg.crawl.RunID, "probe", cfg.crawl.ProbeID)
+	log.Info("start", "version", spyder.Version, "queue", b.Name(), "concurrency", cfg.loop.Concurrency, "adaptive", cfg.loop.Limit.Adaptive(), "run", cfg.crawl.RunID, "probe", cfg.crawl.ProbeID)
 	local, created, err := openLocal(c, b, log)
 	if err != nil {
 		b.Close()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spyder-crawler/spyder/concurrency"
 	"github.com/spyder-crawler/spyder/crawl"
 	"github.com/spyder-crawler/spyder/limiter"
 	"github.com/spyder-crawler/spyder/resolver"
@@ -64,6 +65,7 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err != nil {
 		return runConfig{}, err
 	}
+	memLimit, _ := parseSize(c.String("memory-limit")) // checked above
 	cfg := runConfig{
 		domains: c.String("domains"), rate: c.Float64("rate"), burst: c.Int("burst"),
 		fleetLimit: c.Bool("fleet-limiter"), exitIfEmpty: c.Bool("exit-when-empty"),
@@ -77,6 +79,7 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 			HostTimeout: c.Duration("host-timeout"), ProbeID: c.String("probe"), RunID: c.String("run"),
 		},
 		loop: worker.Config{
+			Limit:       concurrency.New(concurrency.Config{Max: c.Int("concurrency"), Fixed: c.Bool("fixed-concurrency"), MemoryLimit: memLimit}),
 			Concurrency: c.Int("concurrency"), LeaseTTL: c.Duration("lease"), MaxAttempts: c.Int("max-attempts"),
 			Grace: c.Duration("grace"), ReclaimEvery: min(c.Duration("lease")/2, 30*time.Second),
 			Continuous: c.Bool("continuous"), MaxDomains: int64(c.Int("max-domains")),
@@ -106,6 +109,9 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 func checkRunFlags(c *cli.Context) error {
 	if n := c.Int("concurrency"); n < 1 {
 		return usagef("--concurrency %d: want at least 1", n)
+	}
+	if _, err := parseSize(c.String("memory-limit")); err != nil {
+		return usagef("--memory-limit %q: %v", c.String("memory-limit"), err)
 	}
 	if err := checkLeaseFlags(c); err != nil {
 		return err

@@ -18,7 +18,11 @@ import (
 
 // Defaults of `spyder run`.
 const (
-	defaultConcurrency = crawl.DefaultWorkers // the crawl package measured it
+	// defaultConcurrency bounds the adaptive limit, which starts lower and
+	// grows while the machine keeps up (docs/concurrency.md): four times
+	// the fixed number the crawl package measured, room for a bigger
+	// machine at some 35 KiB a host in flight.
+	defaultConcurrency = 4 * crawl.DefaultWorkers
 	defaultGrace       = 30 * time.Second
 	defaultMaxDomains  = 1_000_000
 	defaultRunID       = "default"
@@ -36,7 +40,7 @@ func runFlags() []cli.Flag {
 		str(&cli.StringFlag{Name: "domains", Category: catQueue, TakesFile: true, EnvVars: env("DOMAINS"),
 			Usage: "seed the queue from this `FILE` first: one host (or URL) per line, # comments, or a top list's rank,host CSV lines (Tranco, Umbrella); - for stdin, which is also read without --domains when it is a pipe or a file"}),
 		integer(&cli.IntFlag{Name: "concurrency", Value: defaultConcurrency, Category: catCrawl, EnvVars: env("CONCURRENCY"),
-			Usage: "hosts probed at once"}),
+			Usage: "the most hosts probed at once: the adaptive limit grows up to this while the process keeps up (docs/concurrency.md)"}),
 		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "rate", Value: limiter.DefaultPerSecond, Category: catCrawl, EnvVars: env("RATE"),
 			Usage: "requests per second to one host (or apex, or IP: --limit-key); 0 for no limit"}),
 		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "max-rate", Category: catCrawl, EnvVars: env("MAX_RATE"),
@@ -97,7 +101,7 @@ func runFlags() []cli.Flag {
 		boolean(&cli.BoolFlag{Name: "progress", Category: catOps, EnvVars: env("PROGRESS"), Value: true,
 			Usage: "draw a progress line on stderr when it is a terminal"}),
 	}
-	return append(append(backendFlags(), flags...), hiddenRunFlags()...)
+	return append(append(append(backendFlags(), flags...), limitFlags()...), hiddenRunFlags()...)
 }
 
 // hiddenRunFlags are the flags of `spyder run` that --help leaves out.
@@ -111,5 +115,16 @@ func hiddenRunFlags() []cli.Flag {
 		// Hidden, for load tests: no env var, so no stray setting fakes a crawl.
 		&cli.BoolFlag{Name: "fake-probe", Hidden: true, Usage: "probe nothing: answer every host with a fixed result (a load test)"},
 		&cli.DurationFlag{Name: "fake-probe-delay", Hidden: true, Usage: "with --fake-probe, take this long per host (a slow crawl to watch)"},
+	}
+}
+
+// limitFlags are the flags of the concurrency limit, besides --concurrency.
+func limitFlags() []cli.Flag {
+	env := func(name string) []string { return []string{"SPYDER_" + name} }
+	return []cli.Flag{
+		altsrc.NewBoolFlag(&cli.BoolFlag{Name: "fixed-concurrency", Category: catCrawl, EnvVars: env("FIXED_CONCURRENCY"),
+			Usage: "probe exactly --concurrency hosts at once instead of adapting the number to the machine's load (for benchmarks)"}),
+		altsrc.NewStringFlag(&cli.StringFlag{Name: "memory-limit", Category: catCrawl, EnvVars: env("MEMORY_LIMIT"), DefaultText: "GOMEMLIMIT, if set",
+			Usage: "the memory `SIZE` (e.g. 2GiB, 512MiB) the adaptive limit keeps the process under: it stops growing at 80% and shrinks above 90%"}),
 	}
 }

@@ -24,7 +24,9 @@ const (
 // run goes on without it.
 func (r *running) serve(ctx context.Context, cfg runConfig) error {
 	r.board = dashboard.New(r.q, r.q.Name(), r.q.Shared(), time.Now(), func() dashboard.Process {
-		return dashboard.Process{Done: r.loop.Done(), Inflight: r.loop.Inflight(), Outcomes: r.m.Outcomes()}
+		lim := r.loop.Limit()
+		return dashboard.Process{Done: r.loop.Done(), Inflight: r.loop.Inflight(), Outcomes: r.m.Outcomes(),
+			Limit: lim.Limit, LimitWhy: lim.Why.String(), Requeued: lim.Overload}
 	})
 	if !r.q.Shared() && cfg.db != "" {
 		path := dashboard.SocketPath(cfg.db)

@@ -33,7 +33,7 @@ func watch(ctx context.Context, r *running, lw *lineWriter, progress bool) {
 			}
 			if progress {
 				own, all := r.board.Rates()
-				lw.draw(progressLine(st, pt.Inflight, own, all, now.Sub(start)))
+				lw.draw(progressLine(st, pt.Inflight, r.loop.Limit(), own, all, now.Sub(start)))
 			}
 		}
 	}

@@ -1,7 +1,11 @@
 package layout
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -98,4 +102,69 @@ func TestLayout_OnlyMainTunesTheRuntime(t *testing.T) {
 			t.Errorf("%s (package %s) imports internal/gcpace; only a main package may", f[0], f[1])
 		}
 	}
+}
+
+// TestLayout_StoresImportNoWorker: the run loop drives the stores, never
+// the other way: no store package, its test support and its tests
+// included, imports package worker (the loop's benchmark over each store
+// lives in worker).
+func TestLayout_StoresImportNoWorker(t *testing.T) {
+	for _, d := range reaches(deps(t, "./../../store/..."), module+"/worker") {
+		t.Errorf("a store package depends on %s", d)
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}`, "./../../store/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 1 && slices.Contains(f[1:], module+"/worker") {
+			t.Errorf("the tests of %s import worker", f[0])
+		}
+	}
+}
+
+// TestLayout_WorkerMethodsTakeOneContext: each of the run loop's services
+// works under one context; a call that must not be cut short derives one
+// without cancellation (context.WithoutCancel) rather than taking a
+// second context beside the first.
+func TestLayout_WorkerMethodsTakeOneContext(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(root, "worker", "*.go"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("worker has %d Go files (%v); want the package", len(files), err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil {
+				continue
+			}
+			if n := contexts(fn.Type.Params); n > 1 {
+				t.Errorf("%s: method %s takes %d contexts; want one", fset.Position(fn.Pos()), fn.Name.Name, n)
+			}
+		}
+	}
+}
+
+// contexts counts the parameters of type context.Context in ps.
+func contexts(ps *ast.FieldList) int {
+	n := 0
+	for _, p := range ps.List {
+		sel, ok := p.Type.(*ast.SelectorExpr)
+		if !ok {
+			continue
+		}
+		if x, isIdent := sel.X.(*ast.Ident); isIdent && x.Name == "context" && sel.Sel.Name == "Context" {
+			n += max(len(p.Names), 1)
+		}
+	}
+	return n
 }

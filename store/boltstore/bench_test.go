@@ -14,8 +14,8 @@ import (
 
 // BenchmarkLeaseAck times the queue's hot path: 256 workers leasing and acking
 // 100,000 items, fsync on: each worker leasing and acking one item at a
-// time (batch=1), up to 64 at a time with one AckAll (batch=64), and as
-// spyder run drives the queue (see storetest.BenchRunLoop).
+// time (batch=1), and up to 64 at a time with one AckAll (batch=64). The
+// queue as spyder run drives it is worker's BenchmarkRunLoop.
 // Run: go test -run '^$' -bench LeaseAck -benchtime 1x ./store/boltstore/
 func BenchmarkLeaseAck(b *testing.B) {
 	for _, batch := range []int{1, 64} {
@@ -23,9 +23,6 @@ func BenchmarkLeaseAck(b *testing.B) {
 			storetest.BenchLeaseAck(b, MustOpen(b, boltstore.Options{}), 256, batch, 100_000)
 		})
 	}
-	b.Run("spyder-run", func(b *testing.B) {
-		storetest.BenchRunLoop(b, MustOpen(b, boltstore.Options{}), 256, 100_000)
-	})
 }
 
 // BenchmarkSeed seeds 1,000,000 new hosts per iteration, fsync on, with dedup

@@ -26,9 +26,8 @@ import (
 //     every item costs its worker two waits for a shared script call;
 //   - redisstore/batch=64: each worker leasing up to 64 items per call and
 //     acking them in one AckAll call;
-//   - redisstore/spyder-run: this backend under spyder run's own loop
-//     (storetest.BenchRunLoop runs worker.Loop with 256 slots and probes
-//     that answer at once);
+//   - (this backend under spyder run's own loop is worker's
+//     BenchmarkRunLoop);
 //   - original: the older spyder's list protocol as the baseline,
 //     BRPOPLPUSH then LREM on {base}:processing, one item per round trip,
 //     with the go-redis default pool as it had, and again with a pool of
@@ -53,12 +52,6 @@ func BenchmarkLeaseAck(b *testing.B) {
 			storetest.BenchLeaseAck(b, s, workers, batch, items)
 		})
 	}
-	b.Run("redisstore/spyder-run", func(b *testing.B) {
-		srv := redistest.Start(b)
-		s := MustOpenAt(b, srv.Addr, "spyder:queue", nil)
-		defer reportCPU(b, s.Client(), items)()
-		storetest.BenchRunLoop(b, s, workers, items)
-	})
 	for _, batch := range []int{1, 64} {
 		name := "cluster3"
 		if batch > 1 {
@@ -70,11 +63,6 @@ func BenchmarkLeaseAck(b *testing.B) {
 			storetest.BenchLeaseAck(b, s, workers, batch, items)
 		})
 	}
-	b.Run("cluster3/spyder-run", func(b *testing.B) {
-		s := mustBenchCluster(b)
-		defer reportCPU(b, s.Client(), items)()
-		storetest.BenchRunLoop(b, s, workers, items)
-	})
 	b.Run("original", func(b *testing.B) {
 		srv := redistest.Start(b)
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr})

@@ -3,17 +3,13 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/host"
-	"github.com/spyder-crawler/spyder/metrics"
 	"github.com/spyder-crawler/spyder/queue"
-	"github.com/spyder-crawler/spyder/worker"
 )
 
 // benchRun makes host names unique across benchmark iterations and calls, so
@@ -125,53 +121,6 @@ func benchAck(ctx context.Context, q queue.Queue, ls []queue.Lease) (int, error)
 	}
 	return n, nil
 }
-
-// BenchRunLoop measures the queue as spyder run drives it: the shipped
-// run loop (package worker) with Concurrency workers, over probes that
-// answer at once and an output that takes every result, so that what is
-// timed is the loop and the queue: one goroutine leasing for every free
-// slot, a goroutine per item, one acker acking all that are waiting in one
-// AckAll call, heartbeats and the reclaim check. Every iteration seeds
-// items hosts (not timed). It reports items/s and fails if an item is not
-// acked exactly once.
-func BenchRunLoop(b *testing.B, q queue.Queue, workers, items int) {
-	b.Helper()
-	ctx := context.Background()
-	log := slog.New(slog.DiscardHandler)
-	cfg := worker.Config{
-		Concurrency: workers, LeaseTTL: queue.DefaultLeaseTTL, MaxAttempts: queue.DefaultMaxAttempts,
-		Grace: time.Minute, ExitWhenEmpty: true, ReclaimEvery: 30 * time.Second,
-	}
-	var elapsed time.Duration
-	for b.Loop() {
-		seedUntimed(b, q, items)
-		loop := worker.New(q, instantVisitor{}, discardOutput{}, log, metrics.New(nil), cfg)
-		start := time.Now()
-		if err := loop.Run(ctx); err != nil {
-			b.Fatalf("Run() error: %v", err)
-		}
-		elapsed += time.Since(start)
-		if got := loop.Done(); got != int64(items) {
-			b.Fatalf("acked %d items, want %d", got, items)
-		}
-		if st := mustStats(b, q); st.Pending != 0 || st.Processing != 0 || st.Dead != 0 {
-			b.Fatalf("after the run: %+v, want nothing pending, processing or dead", st)
-		}
-	}
-	b.ReportMetric(float64(items*b.N)/elapsed.Seconds(), "items/s")
-}
-
-// instantVisitor answers every host at once with an empty result.
-type instantVisitor struct{}
-
-func (instantVisitor) Visit(_ context.Context, h host.Name) *spyder.Result {
-	return &spyder.Result{Host: h}
-}
-
-// discardOutput takes every result as durable at once.
-type discardOutput struct{}
-
-func (discardOutput) Add(context.Context, *spyder.Result) error { return nil }
 
 // seedUntimed seeds items new hosts with the benchmark timer stopped.
 func seedUntimed(b *testing.B, q queue.Queue, items int) {

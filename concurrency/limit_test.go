@@ -1,0 +1,133 @@
+package concurrency
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestLimit_AcquireRelease: slots are taken up to the limit, in batches,
+// and a release wakes the waiter.
+func TestLimit_AcquireRelease(t *testing.T) {
+	l := Fixed(10)
+	ctx := t.Context()
+	if n, ok := l.Acquire(ctx, 4); n != 4 || !ok {
+		t.Fatalf("Acquire(4) = %d, %v; want 4", n, ok)
+	}
+	if n, _ := l.Acquire(ctx, 100); n != 6 {
+		t.Fatalf("Acquire(100) = %d; want the 6 left", n)
+	}
+	got := make(chan int)
+	go func() { n, _ := l.Acquire(ctx, 100); got <- n }()
+	select {
+	case n := <-got:
+		t.Fatalf("Acquire with none free = %d; want it to wait", n)
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.Release(3)
+	if n := <-got; n != 3 {
+		t.Errorf("Acquire after Release(3) = %d; want 3", n)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, ok := l.Acquire(cctx, 1); ok {
+		t.Error("Acquire on a cancelled ctx with none free = ok")
+	}
+	if s := l.State(); s.Limit != 10 || s.Inflight != 10 || s.Why.Cause != CauseFixed {
+		t.Errorf("State() = %+v; want limit 10, 10 in flight, fixed", s)
+	}
+}
+
+// burn keeps n goroutines spinning until stop closes, each preempted
+// only by the scheduler: runnable goroutines that queue for the process's
+// CPUs, as a starved probe's do.
+func burn(n int, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			x := 0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := range 100_000 {
+					x += i
+				}
+			}
+		})
+	}
+	return &wg
+}
+
+// TestLimit_StarvedProcessShrinksThenGrows starves the process for real (one
+// CPU for Go, 64 goroutines spinning on it): the limit is cut with the
+// scheduler's latency as its reason, and the process knows it was
+// saturated; once the burners stop and the limit is in use, it grows again.
+func TestLimit_StarvedProcessShrinksThenGrows(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	l := New(Config{Max: 4096, Start: 1024, Interval: 100 * time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	var moves atomic.Int64
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run(ctx, func(State) { moves.Add(1) }) }()
+	defer func() { cancel(); <-done }()
+	n, _ := l.Acquire(ctx, 1024) // the limit is in use
+	start := time.Now()
+	stop := make(chan struct{})
+	burners := burn(64, stop)
+	stopped := false
+	defer func() {
+		if !stopped {
+			close(stop)
+		}
+	}()
+	waitFor(t, 30*time.Second, "the limit cut for saturation", func() bool {
+		s := l.State()
+		return s.Limit < 1024 && s.Why.Cause == CauseSaturated
+	})
+	if !l.SaturatedSince(ctx, start) {
+		t.Error("SaturatedSince(the burn's start) = false while starved")
+	}
+	close(stop)
+	stopped = true
+	burners.Wait()
+	cut := l.State().Limit
+	l.Release(n)
+	n, _ = l.Acquire(ctx, cut)
+	waitFor(t, 10*time.Second, "the limit grown again", func() bool {
+		if s := l.State(); s.Limit > cut && s.Why.Cause == CauseHealthy {
+			return true
+		}
+		if k, ok := tryAcquire(l); ok { // keep the limit in use
+			n += k
+		}
+		return false
+	})
+	l.Release(n)
+	if moves.Load() < 2 {
+		t.Errorf("%d moves reported; want the cut and the growth", moves.Load())
+	}
+}
+
+// tryAcquire takes every free slot without waiting.
+func tryAcquire(l *Limit) (int, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	return l.Acquire(ctx, 1<<20)
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v", what, d)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
