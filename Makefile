@@ -22,8 +22,9 @@ man: build
 # redis-server, Debian's chromium (browser tests of the pages spyder serves
 # and writes), python3-networkx (GraphML and GEXF are read back by a real
 # parser), graphviz (gvpr reads back the DOT export), bash, zsh and fish
-# (the completion scripts run in them) and groff and man-db (the man page
-# is rendered by them). apt-get update runs
+# (the completion scripts run in them), groff and man-db (the man page
+# is rendered by them) and nodejs and npm (DuckDB, from npm's
+# @duckdb/node-api, reads the Parquet output back). apt-get update runs
 # first, as a fresh machine needs it.
 deps:
 	@missing=""; \
@@ -34,6 +35,8 @@ deps:
 	for c in bash zsh fish; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing (apt-get)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -44,6 +47,7 @@ deps:
 	@chromium --version
 	@/usr/bin/python3 -c 'import networkx; print("networkx", networkx.__version__)'
 	@dot -V
+	@node --version
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

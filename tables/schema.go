@@ -53,9 +53,9 @@ type IPRow struct {
 	IP        string    `parquet:"ip"`
 	FirstSeen time.Time `parquet:"first_seen,timestamp(millisecond)"`
 	LastSeen  time.Time `parquet:"last_seen,timestamp(millisecond)"`
-	ASN       uint32    `parquet:"asn,optional"`
-	ASOrg     string    `parquet:"as_org,optional,dict"`
-	Prefix    string    `parquet:"prefix,optional"`
+	ASN       *uint32   `parquet:"asn,optional"`
+	ASOrg     *string   `parquet:"as_org,optional,dict"`
+	Prefix    *string   `parquet:"prefix,optional"`
 	origin
 }
 
@@ -88,10 +88,10 @@ type EdgeRow struct {
 type ProbeRow struct {
 	Host    string    `parquet:"host"`
 	Outcome string    `parquet:"outcome,dict"` // [spyder.HostOutcome.PageOutcome]
-	DNS     string    `parquet:"dns,optional,dict"`
-	TLS     string    `parquet:"tls,optional,dict"`
-	Robots  string    `parquet:"robots,optional,dict"`
-	Page    string    `parquet:"page,optional,dict"`
+	DNS     *string   `parquet:"dns,optional,dict"`
+	TLS     *string   `parquet:"tls,optional,dict"`
+	Robots  *string   `parquet:"robots,optional,dict"`
+	Page    *string   `parquet:"page,optional,dict"`
 	Steps   []StepRow `parquet:"steps,list"`
 	At      time.Time `parquet:"timestamp,timestamp(millisecond)"` // the batch's
 	origin
@@ -101,7 +101,7 @@ type ProbeRow struct {
 type StepRow struct {
 	Step      string        `parquet:"step"`
 	Status    string        `parquet:"status"`
-	Detail    string        `parquet:"detail,optional"`
+	Detail    *string       `parquet:"detail,optional"`
 	Resolvers []ResolverRow `parquet:"resolvers,list"`
 }
 
@@ -116,6 +116,16 @@ type ResolverRow struct {
 	Truncated uint64 `parquet:"truncated"`
 }
 
+// orNull is nil for v's zero value, which the JSON leaves out, so that
+// the column holds a null for it; else a pointer to v.
+func orNull[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
+
 // unix is a timestamp of the output (Unix seconds) as a UTC time.
 func unix(s int64) time.Time { return time.Unix(s, 0).UTC() }
 
@@ -126,7 +136,7 @@ func domainRow(n *spyder.DomainNode, o origin) DomainRow {
 
 func ipRow(n *spyder.IPNode, o origin) IPRow {
 	return IPRow{IP: n.IP, FirstSeen: unix(n.FirstSeen), LastSeen: unix(n.LastSeen),
-		ASN: n.ASN, ASOrg: n.ASOrg, Prefix: n.Prefix, origin: o}
+		ASN: orNull(n.ASN), ASOrg: orNull(n.ASOrg), Prefix: orNull(n.Prefix), origin: o}
 }
 
 func certRow(n *spyder.CertNode, o origin) CertRow {
@@ -141,18 +151,19 @@ func edgeRow(e *spyder.Edge, batchID string) EdgeRow {
 
 func probeRow(p *spyder.HostOutcome, at int64, o origin) ProbeRow {
 	r := ProbeRow{Host: string(p.Host), Outcome: p.PageOutcome(), At: unix(at), origin: o}
-	for _, s := range p.Steps {
+	for i := range p.Steps {
+		s := &p.Steps[i]
 		switch s.Step {
 		case spyder.StepDNS:
-			r.DNS = s.Status
+			r.DNS = &s.Status
 		case spyder.StepTLS:
-			r.TLS = s.Status
+			r.TLS = &s.Status
 		case spyder.StepRobots:
-			r.Robots = s.Status
+			r.Robots = &s.Status
 		case spyder.StepPage:
-			r.Page = s.Status
+			r.Page = &s.Status
 		}
-		step := StepRow{Step: s.Step, Status: s.Status, Detail: s.Detail}
+		step := StepRow{Step: s.Step, Status: s.Status, Detail: orNull(s.Detail)}
 		for _, c := range s.Resolvers {
 			step.Resolvers = append(step.Resolvers, ResolverRow(c))
 		}

@@ -115,8 +115,14 @@ func checkRunFlags(c *cli.Context) error {
 	if d := c.Duration("grace"); d < 0 {
 		return usagef("--grace %v: want 0 (hand the hosts in flight back at once) or more", d)
 	}
-	if f := c.String("format"); f != sink.FormatBatch && f != sink.FormatEdges && f != sink.FormatLines {
-		return usagef("--format %q: want batch, edges or lines", f)
+	switch f := c.String("format"); f {
+	case sink.FormatBatch, sink.FormatEdges, sink.FormatLines:
+	case sink.FormatParquet:
+		if o := c.String("out"); o == "" || o == "-" {
+			return usagef("--format parquet writes a directory of tables: name it with --out DIR")
+		}
+	default:
+		return usagef("--format %q: want batch, edges, lines or parquet", f)
 	}
 	if u := c.String("ingest"); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return usagef("--ingest %q: want an http:// or https:// URL", u)
