@@ -41,6 +41,9 @@ func decodeLine(n int, line []byte) decoded {
 		}
 		return d
 	}
+	if rec.Kind != "" {
+		return decodeItemLine(d, &rec, line)
+	}
 	d.format = classify(&rec)
 	if d.format == formatNone {
 		d.kind, d.msg = NotRecord, "JSON but not a spyder batch or edge (no batch_id, nodes or edges; no type, source and target)"
@@ -63,4 +66,40 @@ func classify(rec *record) format {
 		return formatEdge
 	}
 	return formatNone
+}
+
+// decodeItemLine decodes a line of the lines format: a batch line (its
+// header only) or one node, edge or probe outcome, which comes as a batch
+// holding that one item. The reader gives the item its batch's probe, run
+// and time from the batch line before it.
+func decodeItemLine(d decoded, rec *record, line []byte) decoded {
+	b := &rec.Batch
+	var err error
+	switch rec.Kind {
+	case "batch":
+	case "domain":
+		b.NodesDomain = make([]spyder.DomainNode, 1)
+		err = json.Unmarshal(line, &b.NodesDomain[0], jsonOptions)
+	case "ip":
+		b.NodesIP = make([]spyder.IPNode, 1)
+		err = json.Unmarshal(line, &b.NodesIP[0], jsonOptions)
+	case "cert":
+		b.NodesCert = make([]spyder.CertNode, 1)
+		err = json.Unmarshal(line, &b.NodesCert[0], jsonOptions)
+	case "edge":
+		b.Edges = make([]spyder.Edge, 1)
+		err = json.Unmarshal(line, &b.Edges[0], jsonOptions)
+	case "probe":
+		b.Outcomes = make([]spyder.HostOutcome, 1)
+		err = json.Unmarshal(line, &b.Outcomes[0], jsonOptions)
+	default:
+		d.kind, d.msg = NotRecord, "a lines-format line of unknown kind "+strconv.Quote(rec.Kind)
+		return d
+	}
+	if err != nil {
+		d.kind, d.msg = NotRecord, "a lines-format "+rec.Kind+" line with a field of the wrong type"
+		return d
+	}
+	d.format, d.rec = formatLines, rec
+	return d
 }

@@ -27,6 +27,7 @@ type fileReader struct {
 	lines  int // lines read so far
 	filled int // lines read that were not blank
 	shown  map[Kind]int
+	head   spyder.Batch // the lines format's last batch line
 }
 
 // chunk is a run of lines and, once decoded, what they gave.
@@ -105,6 +106,9 @@ func (fr *fileReader) take(c *chunk, fn func(*spyder.Batch) error) error {
 			fr.problem(d.line, Mixed, fmt.Sprintf("an %s-format line in a %s-format file (mixed formats); read anyway", d.format, fr.format))
 		}
 		fr.valid++
+		if d.format == formatLines && !fr.fromHead(&d.rec.Batch, d.rec.Kind) {
+			continue
+		}
 		if err := fn(&d.rec.Batch); err != nil {
 			return err
 		}
@@ -232,4 +236,18 @@ func (fr *fileReader) problem(line int, k Kind, msg string) {
 	case n == shownPerKind+1:
 		fmt.Fprintf(fr.warn, "spyder graph: %s: more lines like that (%s); counted, not shown\n", fr.name, k)
 	}
+}
+
+// fromHead keeps a lines-format batch line as the header of the item lines
+// after it and reports false; an item line of that batch gets its probe,
+// run and time, and true.
+func (fr *fileReader) fromHead(b *spyder.Batch, kind string) bool {
+	if kind == "batch" {
+		fr.head = spyder.Batch{ProbeID: b.ProbeID, RunID: b.RunID, BatchID: b.BatchID, Timestamp: b.Timestamp}
+		return false
+	}
+	if b.BatchID == fr.head.BatchID {
+		b.ProbeID, b.RunID, b.Timestamp = fr.head.ProbeID, fr.head.RunID, fr.head.Timestamp
+	}
+	return true
 }

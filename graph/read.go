@@ -42,6 +42,8 @@ type record struct {
 	Source     string `json:"source"`
 	Target     string `json:"target"`
 	ObservedAt int64  `json:"observed_at"`
+	// Kind is set on a line of the lines format: what the line holds.
+	Kind string `json:"kind"`
 }
 
 // format is what a valid line held.
@@ -51,11 +53,15 @@ const (
 	formatNone format = iota
 	formatBatch
 	formatEdge
+	formatLines
 )
 
 func (f format) String() string {
-	if f == formatEdge {
+	switch f {
+	case formatEdge:
 		return "edges"
+	case formatLines:
+		return "lines"
 	}
 	return "batch"
 }

@@ -13,6 +13,7 @@
 package tables
 
 import (
+	"slices"
 	"time"
 
 	"github.com/spyder-crawler/spyder"
@@ -131,7 +132,7 @@ func unix(s int64) time.Time { return time.Unix(s, 0).UTC() }
 
 func domainRow(n *spyder.DomainNode, o origin) DomainRow {
 	return DomainRow{Host: string(n.Host), Apex: string(n.Apex), FirstSeen: unix(n.FirstSeen),
-		LastSeen: unix(n.LastSeen), TXT: n.TXT, origin: o}
+		LastSeen: unix(n.LastSeen), TXT: slices.Clone(n.TXT), origin: o}
 }
 
 func ipRow(n *spyder.IPNode, o origin) IPRow {
@@ -141,7 +142,7 @@ func ipRow(n *spyder.IPNode, o origin) IPRow {
 
 func certRow(n *spyder.CertNode, o origin) CertRow {
 	return CertRow{SPKISHA256: n.SPKISHA256, SubjectCN: n.SubjectCN, IssuerCN: n.IssuerCN,
-		NotBefore: unix(n.NotBefore), NotAfter: unix(n.NotAfter), SANs: n.SANs, Verified: n.Verified, origin: o}
+		NotBefore: unix(n.NotBefore), NotAfter: unix(n.NotAfter), SANs: slices.Clone(n.SANs), Verified: n.Verified, origin: o}
 }
 
 func edgeRow(e *spyder.Edge, batchID string) EdgeRow {
@@ -155,13 +156,13 @@ func probeRow(p *spyder.HostOutcome, at int64, o origin) ProbeRow {
 		s := &p.Steps[i]
 		switch s.Step {
 		case spyder.StepDNS:
-			r.DNS = &s.Status
+			r.DNS = orNull(s.Status)
 		case spyder.StepTLS:
-			r.TLS = &s.Status
+			r.TLS = orNull(s.Status)
 		case spyder.StepRobots:
-			r.Robots = &s.Status
+			r.Robots = orNull(s.Status)
 		case spyder.StepPage:
-			r.Page = &s.Status
+			r.Page = orNull(s.Status)
 		}
 		step := StepRow{Step: s.Step, Status: s.Status, Detail: orNull(s.Detail)}
 		for _, c := range s.Resolvers {

@@ -37,9 +37,18 @@ func newTable[T any](path string, opt Options) (*table[T], error) {
 	return &table[T]{f: f, bw: bw, w: w}, nil
 }
 
-func (t *table[T]) add(r T) {
+// flushRows is how many rows wait before they go to the Parquet writer:
+// enough that a batch of one edge (the edges format) costs no call of its
+// own, few enough to hold little.
+const flushRows = 1024
+
+func (t *table[T]) add(r T) error {
 	t.buf = append(t.buf, r)
 	t.n++
+	if len(t.buf) >= flushRows {
+		return t.flush()
+	}
+	return nil
 }
 
 // flush hands the waiting rows to the Parquet writer.

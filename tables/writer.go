@@ -161,24 +161,30 @@ func (p *part) tables() map[string]closer {
 	return m
 }
 
+// add adds b's rows to the part's tables. The rows keep no memory of b,
+// which the caller may reuse.
 func (p *part) add(b *spyder.Batch) error {
 	o := origin{ProbeID: b.ProbeID, RunID: b.RunID, BatchID: b.BatchID}
+	var errs []error
 	for i := range b.NodesDomain {
-		p.domains.add(domainRow(&b.NodesDomain[i], o))
+		errs = append(errs, p.domains.add(domainRow(&b.NodesDomain[i], o)))
 	}
 	for i := range b.NodesIP {
-		p.ips.add(ipRow(&b.NodesIP[i], o))
+		errs = append(errs, p.ips.add(ipRow(&b.NodesIP[i], o)))
 	}
 	for i := range b.NodesCert {
-		p.certs.add(certRow(&b.NodesCert[i], o))
+		errs = append(errs, p.certs.add(certRow(&b.NodesCert[i], o)))
 	}
 	for i := range b.Edges {
-		p.edges.add(edgeRow(&b.Edges[i], b.BatchID))
+		errs = append(errs, p.edges.add(edgeRow(&b.Edges[i], b.BatchID)))
 	}
 	for i := range b.Outcomes {
-		p.probes.add(probeRow(&b.Outcomes[i], b.Timestamp, o))
+		errs = append(errs, p.probes.add(probeRow(&b.Outcomes[i], b.Timestamp, o)))
 	}
-	return errors.Join(p.domains.flush(), p.ips.flush(), p.certs.flush(), p.edges.flush(), p.probes.flush())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("parquet output: %w", err)
+	}
+	return nil
 }
 
 // rows is the row count of the part's largest table.

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/spyder-crawler/spyder/graph"
+	"github.com/spyder-crawler/spyder/tables"
 )
 
 // graphCommand is `spyder graph`: read spyder's output files and summarise,
@@ -22,7 +23,7 @@ func graphCommand() *cli.Command {
 	out := &cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of stdout", TakesFile: true}
 	return &cli.Command{
 		Name:  "graph",
-		Usage: "summarise, export, diff or draw the graph in spyder output files (batch or edges format, plain or gzip)",
+		Usage: "summarise, export, diff or draw the graph in spyder output files (batch, edges or lines format, plain or gzip)",
 		Description: "Each subcommand reads the files named (or stdin, with - or no file) as a stream.\n" +
 			"Bad lines are reported on stderr with their file and line, and skipped; the command\n" +
 			"exits 1 when no valid line was read at all.",
@@ -46,7 +47,7 @@ func graphCommand() *cli.Command {
 				ArgsUsage: "[FILE|-]...", OnUsageError: onUsageError,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "format", Required: true, Usage: "`F`: " + strings.Join(graph.Formats, ", ")},
-					&cli.StringFlag{Name: "out", TakesFile: true, Usage: "write to `PATH` instead of stdout (neo4j: the directory to fill, required)"},
+					&cli.StringFlag{Name: "out", TakesFile: true, Usage: "write to `PATH` instead of stdout (neo4j, parquet: the directory to fill, required)"},
 					&cli.StringFlag{Name: "neo4j-database", Value: "neo4j", Usage: "database `NAME` in the printed neo4j-admin command"}},
 				Action: graphExport,
 			},
@@ -167,6 +168,9 @@ func graphExport(c *cli.Context) error {
 	if !slices.Contains(graph.Formats, format) {
 		return usagef("--format %q: want one of %s", format, strings.Join(graph.Formats, ", "))
 	}
+	if format == "parquet" {
+		return graphExportParquet(c, r, names)
+	}
 	if format == "neo4j" {
 		dir := c.String("out")
 		if dir == "" || dir == "-" {
@@ -253,4 +257,25 @@ func graphView(c *cli.Context) error {
 		return err
 	}
 	return finishRead(c, r, names)
+}
+
+// graphExportParquet writes the tables of `spyder run --format parquet`
+// into the --out directory.
+func graphExportParquet(c *cli.Context, r *graph.Reader, names []string) error {
+	dir := c.String("out")
+	if dir == "" || dir == "-" {
+		return usagef("--format parquet writes a directory of tables: name it with --out DIR")
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("--out %s is a file; --format parquet writes a directory of tables", dir)
+	}
+	files, err := graph.ExportParquet(r, names, dir, tables.Options{})
+	if err != nil {
+		return err
+	}
+	if err := finishRead(c, r, names); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %d part files under %s (one per table: %s)\n", len(files), dir, strings.Join(tables.Names, ", "))
+	return nil
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/spyder-crawler/spyder/tables"
 )
 
-// agreeSQL selects, per table, the same rows from the lines file (view j)
+// AgreeSQL selects, per table, the same rows from the lines file (view j)
 // and from the Parquet tables (views over dir), canonically.
-var agreeSQL = map[string][2]string{
+var AgreeSQL = map[string][2]string{
 	tables.Domains: {
 		`SELECT json->>'host', json->>'apex', (json->>'first_seen')::BIGINT, (json->>'last_seen')::BIGINT, coalesce((json->'txt')::VARCHAR[], []), json->>'batch_id' FROM j WHERE json->>'kind' = 'domain'`,
 		`SELECT host, apex, epoch(first_seen)::BIGINT, epoch(last_seen)::BIGINT, coalesce(txt, []), batch_id FROM domains`},
@@ -46,7 +46,7 @@ func CheckAgree(t testing.TB, lines, dir string) {
 	stmts := Views(lines, dir)
 	setup := len(stmts)
 	for _, tab := range tables.Names {
-		q := agreeSQL[tab]
+		q := AgreeSQL[tab]
 		stmts = append(stmts, fmt.Sprintf(`SELECT (SELECT count(*) FROM (%s)) AS json, (SELECT count(*) FROM (%s)) AS parquet`, q[0], q[1]),
 			fmt.Sprintf(`(%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s) LIMIT 5`, q[0], q[1], q[1], q[0]))
 	}
