@@ -46,6 +46,12 @@ func (s *sorter) add(rec []byte) error {
 			return err
 		}
 	}
+	if need := len(s.arena) + len(rec); need > cap(s.arena) {
+		// Grown by append, the arena would double past the limit.
+		grown := make([]byte, len(s.arena), max(min(2*cap(s.arena), s.limit), need, 64<<10))
+		copy(grown, s.arena)
+		s.arena = grown
+	}
 	s.recs = append(s.recs, span{uint32(len(s.arena)), uint32(len(rec))})
 	s.arena = append(s.arena, rec...)
 	return nil

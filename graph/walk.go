@@ -102,27 +102,58 @@ type walker struct {
 	s   *sorter
 	seq uint64 // records added so far: the input's order, to keep the first
 	buf []byte
+	// ends holds hashes of the nodes whose record, or one edge end naming
+	// them, was added lately: an edge end among them adds nothing new to
+	// the sort, so it is left out. A host's edges start at the host whose
+	// record its batch holds, and shared targets (addresses, name servers)
+	// come back again and again, so this leaves out most of them. It is
+	// emptied when it reaches maxEnds, which bounds it.
+	ends hashSet
 }
 
-func newWalker(v visitor) *walker { return &walker{v: v, s: newSorter()} }
+// maxEnds bounds a walker's ends: 8 bytes a hash, some 40 MiB at most.
+const maxEnds = 1 << 20
+
+func newWalker(v visitor) *walker { return &walker{v: v, s: newSorter(), ends: hashSet{}} }
+
+// end adds the record of an edge's end, unless the node is known to have
+// a record in the sort already.
+func (w *walker) end(typ, id string) error {
+	if !w.ends.add(keyHash(typ, id)) {
+		return nil
+	}
+	if len(w.ends) >= maxEnds {
+		w.ends = hashSet{}
+	}
+	return w.add(nodeRecord(w.buf[:0], Node{Type: typ, ID: id}, 0))
+}
+
+// known notes that n's own record is in the sort.
+func (w *walker) known(n Node) Node {
+	if len(w.ends) >= maxEnds {
+		w.ends = hashSet{}
+	}
+	w.ends.add(keyHash(n.Type, n.ID))
+	return n
+}
 
 // batch adds one batch's records.
 func (w *walker) batch(b *spyder.Batch) error {
 	for i := range b.NodesDomain {
 		d := &b.NodesDomain[i]
-		if err := w.add(nodeRecord(w.buf[:0], Node{Type: TypeDomain, ID: string(d.Host), Domain: d}, w.next())); err != nil {
+		if err := w.add(nodeRecord(w.buf[:0], w.known(Node{Type: TypeDomain, ID: string(d.Host), Domain: d}), w.next())); err != nil {
 			return err
 		}
 	}
 	for i := range b.NodesIP {
 		n := &b.NodesIP[i]
-		if err := w.add(nodeRecord(w.buf[:0], Node{Type: TypeIP, ID: n.IP, IP: n}, w.next())); err != nil {
+		if err := w.add(nodeRecord(w.buf[:0], w.known(Node{Type: TypeIP, ID: n.IP, IP: n}), w.next())); err != nil {
 			return err
 		}
 	}
 	for i := range b.NodesCert {
 		c := &b.NodesCert[i]
-		if err := w.add(nodeRecord(w.buf[:0], Node{Type: TypeCert, ID: c.SPKISHA256, Cert: c}, w.next())); err != nil {
+		if err := w.add(nodeRecord(w.buf[:0], w.known(Node{Type: TypeCert, ID: c.SPKISHA256, Cert: c}), w.next())); err != nil {
 			return err
 		}
 	}
@@ -131,14 +162,14 @@ func (w *walker) batch(b *spyder.Batch) error {
 		if e.Source == "" || e.Target == "" {
 			continue
 		}
-		for _, rec := range [][]byte{
-			edgeRecord(w.buf[:0], e, w.next()),
-			nodeRecord(nil, Node{Type: SourceType(e.Type), ID: e.Source}, 0),
-			nodeRecord(nil, Node{Type: TargetType(e.Type), ID: e.Target}, 0),
-		} {
-			if err := w.add(rec); err != nil {
-				return err
-			}
+		if err := w.add(edgeRecord(w.buf[:0], e, w.next())); err != nil {
+			return err
+		}
+		if err := w.end(SourceType(e.Type), e.Source); err != nil {
+			return err
+		}
+		if err := w.end(TargetType(e.Type), e.Target); err != nil {
+			return err
 		}
 	}
 	for i := range b.Outcomes {

@@ -73,9 +73,10 @@ func graphCommand() *cli.Command {
 }
 
 // graphMemoryLimit is the Go heap's soft limit for `spyder graph` unless
-// GOMEMLIMIT says otherwise: what it keeps of a million-host crawl (hashes
-// of every node and edge, per-target counts) is about 450 MiB, and without
-// a limit the garbage collector would let the heap grow to twice that.
+// GOMEMLIMIT says otherwise. What the commands hold does not grow with the
+// input (a sort arena of graph.SortMemory, the chunks being decoded, a
+// view's chosen part); the limit keeps the garbage collector from letting
+// the heap grow to twice that on a machine short of memory.
 const graphMemoryLimit = 768 << 20
 
 // graphInput returns the reader and the input names: the arguments, or
