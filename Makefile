@@ -5,7 +5,7 @@ export SPYDER_REQUIRE_REDIS = 1
 export SPYDER_REQUIRE_BROWSER = 1
 export SPYDER_REQUIRE_TOOLS = 1
 
-.PHONY: all build man image image-test test deps vet fmt bench soak fuzz clean
+.PHONY: all build man image image-test test deps vet fmt bench graph-bench soak fuzz clean
 
 all: build
 
@@ -98,13 +98,26 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'BenchmarkCrawl' -benchtime 1x -timeout 20m ./crawl/
 	$(GO) test -run '^$$' -bench 'BenchmarkRun_Standalone' -benchtime 1x -timeout 20m ./cmd/spyder/
 
+# graph-bench writes a synthetic crawl of GRAPH_HOSTS hosts (and a shifted
+# one, for diff) in a temporary directory and measures each `spyder graph`
+# command on it (graph/graphtest/graphbench): wall time, CPU and peak RSS,
+# a Markdown table as in docs/parquet.md. It fails when a command's peak RSS
+# passes GRAPH_MAX_RSS MiB. GRAPH_HOSTS=10000000 is the 10M figure (about
+# 30 GB of disk in $$TMPDIR, some 20 minutes on 2 cores).
+GRAPH_HOSTS   ?= 1000000
+GRAPH_MAX_RSS ?= 1024
+
+graph-bench: build
+	$(GO) run ./graph/graphtest/graphbench -spyder bin/spyder -hosts $(GRAPH_HOSTS) -max-rss-mib $(GRAPH_MAX_RSS)
+
 # soak runs the long tests (SPYDER_SOAK=1) with -race; then the load tests
 # at full size without -race, whose figures would otherwise measure the race
 # detector (cmd/spyder/load_test.go); then the chaos soak, faults injected
 # for CHAOS_DURATION into a fleet crawling CHAOS_HOSTS hosts
 # (cmd/spyder/chaos_test.go; it prints its fault table); then the bytes a
 # finished crawl of FOOTPRINT_HOSTS hosts keeps a host in Redis and in bbolt
-# (TestFootprint, which fails over 100 and 600); then every fuzz target.
+# (TestFootprint, which fails over 100 and 600); then graph-bench; then
+# every fuzz target.
 CHAOS_DURATION  ?= 30m
 CHAOS_HOSTS     ?= 20000
 CHAOS_TIMEOUT   ?= 90m
@@ -115,6 +128,7 @@ soak: deps
 	SPYDER_SOAK=1 $(GO) test -count=1 -run '^TestLoad' -v -timeout 60m ./cmd/spyder/
 	SPYDER_CHAOS=$(CHAOS_DURATION) SPYDER_CHAOS_HOSTS=$(CHAOS_HOSTS) $(GO) test -count=1 -run '^TestChaos_Fleet$$' -v -timeout $(CHAOS_TIMEOUT) ./cmd/spyder/
 	SPYDER_FOOTPRINT=$(FOOTPRINT_HOSTS) $(GO) test -count=1 -run '^TestFootprint$$' -v -timeout 90m ./cmd/spyder/
+	$(MAKE) --no-print-directory graph-bench
 	$(MAKE) --no-print-directory fuzz
 
 # fuzz runs each fuzz target for FUZZTIME, one per `go test` as go requires.

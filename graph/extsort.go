@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"container/heap"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,22 +21,40 @@ var SortMemory = 96 << 20
 // merged in groups, so the open files and their buffers stay bounded.
 const maxFanIn = 64
 
-// sorter is an external sort of byte records: it keeps up to SortMemory
-// bytes in one arena, sorts and spills them to a run file when full, and
-// gives every record back in byte order, merging the runs. Records that
-// are equal come back one after another, which is what lets the tools
-// count and deduplicate without a set the size of the graph.
+// sorter is an external sort of byte records: it keeps records in an
+// arena of half SortMemory, and when that is full sorts it and writes it
+// to a run file in the background while the other half fills; it gives
+// every record back in byte order, merging the runs. Records that are
+// equal come back one after another, which is what lets the tools count
+// and deduplicate without a set the size of the graph.
 type sorter struct {
 	arena []byte
 	recs  []span
 	runs  []string
 	limit int
+	// spare is the other half, back from the last spill; pending, when a
+	// spill is running, gives its run file and its half back.
+	spare   half
+	pending chan spilled
 }
 
 // span is a record's place in the arena.
 type span struct{ off, n uint32 }
 
-func newSorter() *sorter { return &sorter{limit: SortMemory} }
+// half is an arena and its records.
+type half struct {
+	arena []byte
+	recs  []span
+}
+
+// spilled is what a background spill gives back.
+type spilled struct {
+	half
+	run string
+	err error
+}
+
+func newSorter() *sorter { return &sorter{limit: SortMemory / 2} }
 
 // add copies rec into the sorter.
 func (s *sorter) add(rec []byte) error {
@@ -57,38 +74,70 @@ func (s *sorter) add(rec []byte) error {
 	return nil
 }
 
-func (s *sorter) rec(i int) []byte {
-	sp := s.recs[i]
-	return s.arena[sp.off : sp.off+sp.n]
+func (h *half) rec(i int) []byte {
+	sp := h.recs[i]
+	return h.arena[sp.off : sp.off+sp.n]
 }
 
-func (s *sorter) sortMem() {
-	slices.SortFunc(s.recs, func(a, b span) int {
-		return bytes.Compare(s.arena[a.off:a.off+a.n], s.arena[b.off:b.off+b.n])
+func (h *half) sort() {
+	slices.SortFunc(h.recs, func(a, b span) int {
+		return bytes.Compare(h.arena[a.off:a.off+a.n], h.arena[b.off:b.off+b.n])
 	})
 }
 
-// spill writes the records held, sorted, to a new run file.
+// spill hands the records held to a background goroutine that sorts them
+// and writes them to a new run file, once the previous spill is done, and
+// goes on with the other half.
 func (s *sorter) spill() error {
-	s.sortMem()
+	if err := s.wait(); err != nil {
+		return err
+	}
+	full := half{s.arena, s.recs}
+	s.arena, s.recs = s.spare.arena[:0], s.spare.recs[:0]
+	s.spare = half{}
+	done := make(chan spilled, 1)
+	s.pending = done
+	go func() {
+		run, err := writeRun(&full)
+		done <- spilled{half: full, run: run, err: err}
+	}()
+	return nil
+}
+
+// wait waits for the spill running, if any, and takes its run file.
+func (s *sorter) wait() error {
+	if s.pending == nil {
+		return nil
+	}
+	r := <-s.pending
+	s.pending = nil
+	if r.run != "" {
+		s.runs = append(s.runs, r.run)
+	}
+	s.spare = r.half
+	return r.err
+}
+
+// writeRun sorts h and writes it to a new run file.
+func writeRun(h *half) (string, error) {
+	h.sort()
 	f, err := os.CreateTemp("", "spyder-graph-run-*")
 	if err != nil {
-		return fmt.Errorf("graph: temporary run file: %w", err)
+		return "", fmt.Errorf("graph: temporary run file: %w", err)
 	}
-	s.runs = append(s.runs, f.Name())
 	w := bufio.NewWriterSize(f, 1<<20)
-	for i := range s.recs {
-		writeRec(w, s.rec(i))
+	for i := range h.recs {
+		writeRec(w, h.rec(i))
 	}
 	err = w.Flush()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	s.arena, s.recs = s.arena[:0], s.recs[:0]
 	if err != nil {
-		return fmt.Errorf("graph: temporary run file: %w", err)
+		os.Remove(f.Name())
+		return "", fmt.Errorf("graph: temporary run file: %w", err)
 	}
-	return nil
+	return f.Name(), nil
 }
 
 func writeRec(w *bufio.Writer, rec []byte) {
@@ -101,21 +150,27 @@ func writeRec(w *bufio.Writer, rec []byte) {
 // the call. The sorter is empty afterwards, its run files removed.
 func (s *sorter) each(fn func(rec []byte) error) error {
 	defer s.close()
+	if err := s.wait(); err != nil {
+		return err
+	}
 	if len(s.runs) == 0 {
-		s.sortMem()
-		for i := range s.recs {
-			if err := fn(s.rec(i)); err != nil {
+		h := half{s.arena, s.recs}
+		h.sort()
+		for i := range h.recs {
+			if err := fn(h.rec(i)); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if len(s.recs) > 0 {
-		if err := s.spill(); err != nil {
+		run, err := writeRun(&half{s.arena, s.recs})
+		if err != nil {
 			return err
 		}
+		s.runs = append(s.runs, run)
 	}
-	s.arena, s.recs = nil, nil
+	s.arena, s.recs, s.spare = nil, nil, half{}
 	for len(s.runs) > maxFanIn {
 		if err := s.mergeGroup(); err != nil {
 			return err
@@ -146,12 +201,13 @@ func (s *sorter) mergeGroup() error {
 	return err
 }
 
-// close removes the run files.
+// close waits for a spill running and removes the run files.
 func (s *sorter) close() {
+	s.wait()
 	for _, r := range s.runs {
 		os.Remove(r)
 	}
-	s.runs, s.arena, s.recs = nil, nil, nil
+	s.runs, s.arena, s.recs, s.spare = nil, nil, nil, half{}
 }
 
 // cursor reads one run file.
@@ -221,7 +277,7 @@ func merge(runs []string, fn func([]byte) error) (err error) {
 		}
 		ok, err := c.next()
 		if err != nil {
-			return errors.Join(fmt.Errorf("graph: run file: %w", err))
+			return fmt.Errorf("graph: run file: %w", err)
 		}
 		if ok {
 			heap.Fix(&h, 0)

@@ -3,7 +3,6 @@ package graph
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -16,7 +15,7 @@ import (
 //
 //	node:  'n' type 1 id 0 flag seq fields (flag 0: the node's own record; 1: an edge's end, no fields)
 //	edge:  'r' type 1 source 1 target 0 0 seq fields
-//	probe: 's' host 0 0 seq outcome (JSON)
+//	probe: 's' host 0 0 seq steps
 //
 // The leading letters sort nodes before edges before probes, and the flag
 // and the sequence number put a node's own record before the edge ends
@@ -111,8 +110,36 @@ func probeRecord(b []byte, p *spyder.HostOutcome, seq uint64) []byte {
 	if !ok {
 		return nil
 	}
-	js, _ := json.Marshal(p.Steps)
-	return append(appendSeq(b, 0, seq), js...)
+	b = binary.AppendUvarint(appendSeq(b, 0, seq), uint64(len(p.Steps)))
+	for _, st := range p.Steps {
+		b = appendStr(appendStr(appendStr(b, st.Step), st.Status), st.Detail)
+		b = binary.AppendUvarint(b, uint64(len(st.Resolvers)))
+		for _, c := range st.Resolvers {
+			b = appendStr(b, c.Server)
+			for _, n := range []uint64{c.Answers, c.Timeouts, c.Errors, c.ServFail, c.Refused, c.Truncated} {
+				b = binary.AppendUvarint(b, n)
+			}
+		}
+	}
+	return b
+}
+
+// decodeSteps reads the steps of a probe record back.
+func decodeSteps(f *fields) []spyder.StepOutcome {
+	steps := make([]spyder.StepOutcome, min(f.uint(), uint64(len(f.b))))
+	for i := range steps {
+		st := &steps[i]
+		st.Step, st.Status, st.Detail = f.str(), f.str(), f.str()
+		if n := min(f.uint(), uint64(len(f.b))); n > 0 {
+			st.Resolvers = make([]spyder.ResolverCounts, n)
+			for j := range st.Resolvers {
+				c := &st.Resolvers[j]
+				c.Server = f.str()
+				c.Answers, c.Timeouts, c.Errors, c.ServFail, c.Refused, c.Truncated = f.uint(), f.uint(), f.uint(), f.uint(), f.uint(), f.uint()
+			}
+		}
+	}
+	return steps
 }
 
 // recordKey is rec's key, its terminating 0 included.
@@ -190,9 +217,9 @@ func visitRecord(v visitor, rec []byte) error {
 		}
 		return v.edge(&e)
 	}
-	p := spyder.HostOutcome{Host: host.Name(parts[0])}
-	if err := json.Unmarshal(body.b, &p.Steps); err != nil {
-		return fmt.Errorf("graph: a damaged temporary record of probe %s: %w", p.Host, err)
+	p := spyder.HostOutcome{Host: host.Name(parts[0]), Steps: decodeSteps(body)}
+	if body.err {
+		return fmt.Errorf("graph: a damaged temporary record of probe %s", p.Host)
 	}
 	return v.probe(&p)
 }

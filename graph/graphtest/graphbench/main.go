@@ -27,12 +27,16 @@ func main() {
 	hosts := flag.Int("hosts", 1_000_000, "hosts in the synthetic crawl")
 	dir := flag.String("dir", "", "where to write the crawls and outputs (default: a new temporary directory, removed after)")
 	only := flag.String("only", "", "comma-separated commands to run (default: all): summary, csv, parquet, diff, view")
+	flag.Int64Var(&maxRSS, "max-rss-mib", 0, "fail when a command's peak RSS passes this many MiB (0: no bound)")
 	flag.Parse()
 	if err := run(*spyder, *hosts, *dir, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "graphbench:", err)
 		os.Exit(1)
 	}
 }
+
+// maxRSS is -max-rss-mib.
+var maxRSS int64
 
 func run(spyder string, hosts int, dir, only string) error {
 	if dir == "" {
@@ -75,6 +79,9 @@ func run(spyder string, hosts int, dir, only string) error {
 			return fmt.Errorf("%s: %w", c.label, err)
 		}
 		fmt.Printf("| `%s` | %.1f s | %.1f + %.1f s | %d MiB |\n", c.label, wall.Seconds(), user.Seconds(), sys.Seconds(), rss>>20)
+		if maxRSS > 0 && rss>>20 > maxRSS {
+			return fmt.Errorf("%s: peak RSS %d MiB, over %d", c.label, rss>>20, maxRSS)
+		}
 	}
 	return nil
 }
