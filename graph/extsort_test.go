@@ -55,8 +55,9 @@ func TestSorter_SpillsAndMerges(t *testing.T) {
 	}
 }
 
-// TestWalk_SpilledAsInMemory: summary and every stream export of a crawl
-// are the same whether the sorters hold it all or spill it every few KiB.
+// TestWalk_SpilledAsInMemory: summary, every stream export and diff of a
+// crawl are the same whether the sorters hold it all or spill it every few
+// KiB.
 func TestWalk_SpilledAsInMemory(t *testing.T) {
 	var b strings.Builder
 	if err := graphtest.Write(&b, graphtest.Options{Hosts: 600, BatchSize: 7}); err != nil {
@@ -64,6 +65,12 @@ func TestWalk_SpilledAsInMemory(t *testing.T) {
 	}
 	in := filepath.Join(t.TempDir(), "crawl.jsonl")
 	os.WriteFile(in, []byte(b.String()+b.String()), 0o644) // every record twice
+	var c strings.Builder
+	if err := graphtest.Write(&c, graphtest.Options{Hosts: 600, BatchSize: 5, Start: 100}); err != nil {
+		t.Fatal(err)
+	}
+	shifted := filepath.Join(t.TempDir(), "shifted.jsonl")
+	os.WriteFile(shifted, []byte(c.String()), 0o644)
 	run := func() (*Summary, map[string]string) {
 		s, err := Summarize(&Reader{}, []string{in}, 5)
 		if err != nil {
@@ -78,6 +85,11 @@ func TestWalk_SpilledAsInMemory(t *testing.T) {
 			}
 			out[f] = buf.String()
 		}
+		var diff bytes.Buffer
+		if _, err := Diff(&Reader{}, Side{Names: []string{in}}, Side{Names: []string{shifted}}, &diff); err != nil {
+			t.Fatal(err)
+		}
+		out["diff"] = diff.String()
 		return s, out
 	}
 	s1, x1 := run()
@@ -90,6 +102,9 @@ func TestWalk_SpilledAsInMemory(t *testing.T) {
 		if x1[f] != x2[f] {
 			t.Errorf("%s export differs when spilled", f)
 		}
+	}
+	if !strings.Contains(x1["diff"], `"change":"added"`) || !strings.Contains(x1["diff"], `"change":"removed"`) {
+		t.Errorf("diff of shifted crawls: %.300s", x1["diff"])
 	}
 	if s1.Edges["RESOLVES_TO"] != 600 {
 		t.Errorf("RESOLVES_TO = %d, want 600 (each edge once)", s1.Edges["RESOLVES_TO"])
