@@ -125,24 +125,29 @@ type part struct {
 	probes    *table[ProbeRow]
 }
 
-func openPart(dir, name string, opt Options) (*part, error) {
-	p := &part{dir: dir, name: name}
-	var err error
-	open := func(t string) string { return filepath.Join(dir, t, "."+name+".tmp") }
-	if p.domains, err = newTable[DomainRow](open(Domains), opt); err == nil {
-		if p.ips, err = newTable[IPRow](open(IPs), opt); err == nil {
-			if p.certs, err = newTable[CertRow](open(Certs), opt); err == nil {
-				if p.edges, err = newTable[EdgeRow](open(Edges), opt); err == nil {
-					p.probes, err = newTable[ProbeRow](open(Probes), opt)
-				}
-			}
+func openPart(dir, name string, opt Options) (p *part, err error) {
+	p = &part{dir: dir, name: name}
+	tmp := func(t string) string { return filepath.Join(dir, t, "."+name+".tmp") }
+	defer func() {
+		if err != nil {
+			p.remove()
+			p, err = nil, fmt.Errorf("parquet output: %w", err)
 		}
+	}()
+	if p.domains, err = newTable[DomainRow](tmp(Domains), opt); err != nil {
+		return p, err
 	}
-	if err != nil {
-		p.remove()
-		return nil, fmt.Errorf("parquet output: %w", err)
+	if p.ips, err = newTable[IPRow](tmp(IPs), opt); err != nil {
+		return p, err
 	}
-	return p, nil
+	if p.certs, err = newTable[CertRow](tmp(Certs), opt); err != nil {
+		return p, err
+	}
+	if p.edges, err = newTable[EdgeRow](tmp(Edges), opt); err != nil {
+		return p, err
+	}
+	p.probes, err = newTable[ProbeRow](tmp(Probes), opt)
+	return p, err
 }
 
 // tables lists the part's open tables by folder name.
