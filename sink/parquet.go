@@ -51,7 +51,8 @@ type ParquetConfig struct {
 // <dir>/.journal, fsynced per batch), since a Parquet file cannot be
 // appended to and one file per batch would be far too many. When the
 // journal reaches RollRows rows or RollEvery age, and when the run ends, it
-// is converted into one part per table and removed. A journal left by a
+// is converted into one part per table and removed; the conversion runs in
+// the background while a new journal takes the batches. A journal left by a
 // killed run is converted when the next run opens the directory; its part
 // names come from the journal's, so converting it again (a crash between
 // renaming the parts and removing the journal) replaces the same files
@@ -66,6 +67,16 @@ type Parquet struct {
 	closed  bool
 	buf     []byte
 	written []string
+	// converting, while a rolled journal is being converted in the
+	// background, gives its part files and error.
+	converting chan converted
+	failed     error // the last background conversion's error
+}
+
+// converted is what a background conversion gives back.
+type converted struct {
+	files []string
+	err   error
 }
 
 var _ Sink = (*Parquet)(nil)
@@ -125,7 +136,9 @@ func (p *Parquet) WriteBatch(_ context.Context, b *spyder.Batch) error {
 	return nil
 }
 
-// Close converts the open journal into part files.
+// Close converts the open journal into part files, and waits for the
+// conversion running, if any. It returns the error of a conversion that
+// failed in the run (its journal is left for the next run to convert).
 func (p *Parquet) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -133,17 +146,24 @@ func (p *Parquet) Close() error {
 		return nil
 	}
 	p.closed = true
-	return p.roll()
+	err := p.roll()
+	p.wait()
+	return errors.Join(err, p.failed)
 }
 
-// Written lists the part files this sink put in place, in order.
+// Written lists the part files this sink put in place, in order, once the
+// conversion running, if any, is done.
 func (p *Parquet) Written() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.wait()
 	return append([]string(nil), p.written...)
 }
 
-// roll converts the open journal, if any, and removes it.
+// roll syncs the open journal, if any, and converts it in the background,
+// once the conversion before it is done, so that batches go on being
+// written meanwhile. The journal stays locked until it is converted and
+// removed, or its conversion failed (the next run converts it then).
 func (p *Parquet) roll() error {
 	j := p.j
 	if j == nil {
@@ -154,9 +174,30 @@ func (p *Parquet) roll() error {
 		j.f.Close()
 		return fmt.Errorf("%s: %w", j.path, diskRefuses(err))
 	}
-	err := p.convert(j.path)
-	j.f.Close() // releases the lock; a failed conversion is retried by the next run
-	return err
+	p.wait()
+	done := make(chan converted, 1)
+	p.converting = done
+	go func() {
+		files, err := p.convert(j.path)
+		j.f.Close()
+		done <- converted{files, err}
+	}()
+	return nil
+}
+
+// wait waits for the conversion running, if any, and takes its result.
+func (p *Parquet) wait() {
+	if p.converting == nil {
+		return
+	}
+	c := <-p.converting
+	p.converting = nil
+	p.written = append(p.written, c.files...)
+	if c.err != nil {
+		p.failed = c.err
+		p.log.Warn("parquet_convert_failed", "err", c.err,
+			"note", "the journal's batches stay on disk; the next run on the directory converts them")
+	}
 }
 
 // recover converts every journal in the directory that no probe holds.
@@ -175,7 +216,8 @@ func (p *Parquet) recover() error {
 			continue
 		}
 		p.log.Info("parquet_journal", "file", path, "note", "converting the journal an earlier run left into part files")
-		err = p.convert(path)
+		files, err := p.convert(path)
+		p.written = append(p.written, files...)
 		f.Close()
 		if err != nil {
 			return err
@@ -187,29 +229,28 @@ func (p *Parquet) recover() error {
 // convert writes the batches of the journal at path as part files named
 // after it, then removes it. A last line cut short (a run killed inside a
 // write, whose batch was never acknowledged) is left out.
-func (p *Parquet) convert(path string) error {
+func (p *Parquet) convert(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, pathErr(err))
+		return nil, fmt.Errorf("%s: %w", path, pathErr(err))
 	}
 	defer f.Close()
 	prefix := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	w, err := tables.NewWriter(p.dir, prefix, p.cfg.Tables)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := p.readJournal(f, path, w.Add); err != nil {
 		w.Abort()
-		return err
+		return w.Written(), err
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("%s: %w", p.dir, diskRefuses(err))
+		return w.Written(), fmt.Errorf("%s: %w", p.dir, diskRefuses(err))
 	}
-	p.written = append(p.written, w.Written()...)
 	if err := os.Remove(path); err != nil {
-		return fmt.Errorf("%s: %w", path, pathErr(err))
+		return w.Written(), fmt.Errorf("%s: %w", path, pathErr(err))
 	}
-	return syncDir(filepath.Join(p.dir, JournalDir))
+	return w.Written(), syncDir(filepath.Join(p.dir, JournalDir))
 }
 
 // readJournal calls add with each batch of the journal r.
