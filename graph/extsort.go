@@ -15,7 +15,7 @@ import (
 // them, sorted, to a run file in the temporary directory. The graph tools'
 // memory is a small multiple of it whatever the input's size; their disk
 // use is about the input's size. A variable so that tests can lower it.
-var SortMemory = 96 << 20
+var SortMemory = 64 << 20
 
 // maxFanIn is how many run files one merge reads at once; more are first
 // merged in groups, so the open files and their buffers stay bounded.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -31,7 +32,7 @@ func graphCommand() *cli.Command {
 			if os.Getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(graphMemoryLimit)
 			}
-			return nil
+			return sortMemory()
 		},
 		Subcommands: []*cli.Command{
 			{
@@ -77,7 +78,7 @@ func graphCommand() *cli.Command {
 // input (a sort arena of graph.SortMemory, the chunks being decoded, a
 // view's chosen part); the limit keeps the garbage collector from letting
 // the heap grow to twice that on a machine short of memory.
-const graphMemoryLimit = 768 << 20
+const graphMemoryLimit = 512 << 20
 
 // graphInput returns the reader and the input names: the arguments, or
 // stdin when there are none.
@@ -278,5 +279,20 @@ func graphExportParquet(c *cli.Context, r *graph.Reader, names []string) error {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %d part files under %s (one per table: %s)\n", len(files), dir, strings.Join(tables.Names, ", "))
+	return nil
+}
+
+// sortMemory sets graph.SortMemory from SPYDER_GRAPH_SORT_MEMORY (MiB),
+// when set: less for a small machine, more for fewer temporary files.
+func sortMemory() error {
+	v := os.Getenv("SPYDER_GRAPH_SORT_MEMORY")
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 4096 {
+		return usagef("SPYDER_GRAPH_SORT_MEMORY %q: want MiB, from 1 to 4096", v)
+	}
+	graph.SortMemory = n << 20
 	return nil
 }
