@@ -28,8 +28,16 @@ func main() {
 	dir := flag.String("dir", "", "where to write the crawls and outputs (default: a new temporary directory, removed after)")
 	only := flag.String("only", "", "comma-separated commands to run (default: all): summary, csv, parquet, diff, view")
 	flag.Int64Var(&maxRSS, "max-rss-mib", 0, "fail when a command's peak RSS passes this many MiB (0: no bound)")
+	writeTo := flag.String("write", "", "only write a crawl to this file (the tool runs itself so to generate its input)")
+	start := flag.Int("start", 0, "with -write, the number of the first host")
 	flag.Parse()
-	if err := run(*spyder, *hosts, *dir, *only); err != nil {
+	var err error
+	if *writeTo != "" {
+		err = write(*writeTo, graphtest.Options{Hosts: *hosts, Start: *start})
+	} else {
+		err = run(*spyder, *hosts, *dir, *only)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "graphbench:", err)
 		os.Exit(1)
 	}
@@ -53,11 +61,11 @@ func run(spyder string, hosts int, dir, only string) error {
 		{"diff", "diff (against a crawl shifted by a tenth)"}, {"view", "view --host (depth 1)"},
 	}
 	want := func(name string) bool { return only == "" || strings.Contains(","+only+",", ","+name+",") }
-	if err := write(crawl, graphtest.Options{Hosts: hosts}); err != nil {
+	if err := generate(crawl, hosts, 0); err != nil {
 		return err
 	}
 	if want("diff") {
-		if err := write(shifted, graphtest.Options{Hosts: hosts, Start: hosts / 10}); err != nil {
+		if err := generate(shifted, hosts, hosts/10); err != nil {
 			return err
 		}
 	}
@@ -84,6 +92,16 @@ func run(spyder string, hosts int, dir, only string) error {
 		}
 	}
 	return nil
+}
+
+// generate writes a crawl in a child process (this tool with -write): on
+// Linux a child's peak RSS starts at its parent's RSS when it was forked,
+// so the generator's memory must never be this process's, or it would be
+// counted in every command's figure.
+func generate(path string, hosts, start int) error {
+	cmd := exec.Command(os.Args[0], "-write", path, "-hosts", fmt.Sprint(hosts), "-start", fmt.Sprint(start))
+	cmd.Stderr = os.Stderr
+	return cmd.Run()
 }
 
 // write writes a synthetic crawl to path.
