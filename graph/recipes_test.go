@@ -13,6 +13,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/graph/graphtest"
 	"github.com/spyder-crawler/spyder/internal/duckdbtest"
 	"github.com/spyder-crawler/spyder/tables"
@@ -29,7 +30,7 @@ func recipes(t *testing.T, dir string) map[string]string {
 	for _, m := range regexp.MustCompile("(?s)```sql\n-- recipe: (\\S+)\n(.*?)```").FindAllSubmatch(doc, -1) {
 		out[string(m[1])] = strings.ReplaceAll(string(m[2]), "'graph/", "'"+dir+"/")
 	}
-	for _, name := range []string{"top", "outcomes", "edge-counts", "diff", "neighbourhood"} {
+	for _, name := range []string{"top", "outcomes", "edge-counts", "diff", "neighbourhood", "shared-ip"} {
 		if out[name] == "" {
 			t.Fatalf("docs/parquet.md has no recipe %q", name)
 		}
@@ -62,7 +63,7 @@ func TestRecipes_AnswerAsTheGraphTools(t *testing.T) {
 	old := synthRun(t, graphtest.Options{Hosts: 400, Run: "monday"}, one, two)
 	new := synthRun(t, graphtest.Options{Hosts: 400, Start: 40, Run: "tuesday"}, two)
 	r1, r2 := recipes(t, one), recipes(t, two)
-	res := duckdbtest.Each(t, r1["top"], r1["outcomes"], r1["edge-counts"], r1["neighbourhood"], r2["diff"])
+	res := duckdbtest.Each(t, r1["top"], r1["outcomes"], r1["edge-counts"], r1["neighbourhood"], r2["diff"], r1["shared-ip"])
 
 	s, err := Summarize(&Reader{}, []string{old}, 10)
 	if err != nil {
@@ -109,6 +110,42 @@ func TestRecipes_AnswerAsTheGraphTools(t *testing.T) {
 	}
 
 	checkDiffRecipe(t, old, new, res[4])
+	checkSharedIP(t, old, res[5])
+}
+
+// checkSharedIP compares the shared-ip recipe's rows with the hosts that
+// resolve to an address of graphtest.Host(3), read from the JSON.
+func checkSharedIP(t *testing.T, in string, rows []map[string]any) {
+	byIP := map[string][]string{}
+	err := (&Reader{}).Read([]string{in}, func(b *spyder.Batch) error {
+		for _, e := range b.Edges {
+			if e.Type == spyder.ResolvesTo {
+				byIP[e.Target] = append(byIP[e.Target], e.Source)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for ip, hosts := range byIP {
+		if slices.Contains(hosts, graphtest.Host(3)) {
+			for _, h := range hosts {
+				if h != graphtest.Host(3) {
+					want = append(want, h+" "+ip)
+				}
+			}
+		}
+	}
+	for _, row := range rows {
+		got = append(got, row["host"].(string)+" "+row["ip"].(string))
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if d := gocmp.Diff(slices.Compact(want), got); d != "" || len(got) == 0 {
+		t.Errorf("recipe shared-ip (-JSON +recipe):\n%s", d)
+	}
 }
 
 // checkDiffRecipe compares the diff recipe's rows with the edges graph
