@@ -97,6 +97,7 @@ func Diff(r *Reader, old, new Side, out io.Writer) (DiffCounts, error) {
 // likely a typo, which would otherwise make the whole other side a change.
 func walkSide(r *Reader, s Side, v visitor) error {
 	w := newWalker(v)
+	defer w.s.close() // its run files, when reading fails
 	fn := w.batch
 	runs := map[string]bool{} // every run the files hold, when s keeps one
 	if s.Run != "" {
