@@ -5,7 +5,7 @@ export SPYDER_REQUIRE_REDIS = 1
 export SPYDER_REQUIRE_BROWSER = 1
 export SPYDER_REQUIRE_TOOLS = 1
 
-.PHONY: all build man image image-test test deps vet fmt bench soak fuzz clean
+.PHONY: all build man image image-test test deps vet fmt bench graph-bench soak fuzz clean
 
 all: build
 
@@ -22,13 +22,14 @@ man: build
 # redis-server, Debian's chromium (browser tests of the pages spyder serves
 # and writes), python3-networkx (GraphML and GEXF are read back by a real
 # parser), graphviz (gvpr reads back the DOT export), bash, zsh and fish
-# (the completion scripts run in them) and groff and man-db (the man page
-# is rendered by them), and the interop world's servers (internal/interop:
-# nginx, apache2, lighttpd with its OpenSSL module, haproxy, caddy, h2o, bind9, nsd,
-# knot, pdns-server with its bind backend, unbound, and iproute2's ip). The
-# packages' own services are not started (policy-rc.d for the install):
-# the tests start the servers with configs of their own. apt-get update runs
-# first, as a fresh machine needs it.
+# (the completion scripts run in them), groff and man-db (the man page is
+# rendered by them), nodejs and npm (DuckDB, from npm's @duckdb/node-api,
+# reads the Parquet output back) and the interop world's servers
+# (internal/interop: nginx, apache2, lighttpd with its OpenSSL module,
+# haproxy, caddy, h2o, bind9, nsd, knot, pdns-server with its bind backend,
+# unbound, and iproute2's ip). The packages' own services are not started
+# (policy-rc.d for the install): the tests start the servers with configs
+# of their own. apt-get update runs first, as a fresh machine needs it.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
@@ -43,6 +44,8 @@ deps:
 		PATH="$$PATH:/usr/sbin:/sbin" command -v $${p%%:*} >/dev/null 2>&1 || missing="$$missing $${p##*:}"; done; \
 	[ -e /usr/lib/lighttpd/mod_openssl.so ] || missing="$$missing lighttpd-mod-openssl"; \
 	ls /usr/lib/*/pdns/libbindbackend.so >/dev/null 2>&1 || missing="$$missing pdns-backend-bind"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing (apt-get)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -55,6 +58,7 @@ deps:
 	@chromium --version
 	@/usr/bin/python3 -c 'import networkx; print("networkx", networkx.__version__)'
 	@dot -V
+	@node --version
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -105,13 +109,26 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'BenchmarkCrawl' -benchtime 1x -timeout 20m ./crawl/
 	$(GO) test -run '^$$' -bench 'BenchmarkRun_Standalone' -benchtime 1x -timeout 20m ./cmd/spyder/
 
+# graph-bench writes a synthetic crawl of GRAPH_HOSTS hosts (and a shifted
+# one, for diff) in a temporary directory and measures each `spyder graph`
+# command on it (graph/graphtest/graphbench): wall time, CPU and peak RSS,
+# a Markdown table as in docs/parquet.md. It fails when a command's peak RSS
+# passes GRAPH_MAX_RSS MiB. GRAPH_HOSTS=10000000 is the 10M figure (about
+# 30 GB of disk in $$TMPDIR, some 20 minutes on 2 cores).
+GRAPH_HOSTS   ?= 1000000
+GRAPH_MAX_RSS ?= 1024
+
+graph-bench: build
+	$(GO) run ./graph/graphtest/graphbench -spyder bin/spyder -hosts $(GRAPH_HOSTS) -max-rss-mib $(GRAPH_MAX_RSS)
+
 # soak runs the long tests (SPYDER_SOAK=1) with -race; then the load tests
 # at full size without -race, whose figures would otherwise measure the race
 # detector (cmd/spyder/load_test.go); then the chaos soak, faults injected
 # for CHAOS_DURATION into a fleet crawling CHAOS_HOSTS hosts
 # (cmd/spyder/chaos_test.go; it prints its fault table); then the bytes a
 # finished crawl of FOOTPRINT_HOSTS hosts keeps a host in Redis and in bbolt
-# (TestFootprint, which fails over 100 and 600); then every fuzz target.
+# (TestFootprint, which fails over 100 and 600); then graph-bench; then
+# every fuzz target.
 CHAOS_DURATION  ?= 30m
 CHAOS_HOSTS     ?= 20000
 CHAOS_TIMEOUT   ?= 90m
@@ -122,6 +139,7 @@ soak: deps
 	SPYDER_SOAK=1 $(GO) test -count=1 -run '^TestLoad' -v -timeout 60m ./cmd/spyder/
 	SPYDER_CHAOS=$(CHAOS_DURATION) SPYDER_CHAOS_HOSTS=$(CHAOS_HOSTS) $(GO) test -count=1 -run '^TestChaos_Fleet$$' -v -timeout $(CHAOS_TIMEOUT) ./cmd/spyder/
 	SPYDER_FOOTPRINT=$(FOOTPRINT_HOSTS) $(GO) test -count=1 -run '^TestFootprint$$' -v -timeout 90m ./cmd/spyder/
+	$(MAKE) --no-print-directory graph-bench
 	$(MAKE) --no-print-directory fuzz
 
 # fuzz runs each fuzz target for FUZZTIME, one per `go test` as go requires.

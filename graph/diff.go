@@ -2,10 +2,13 @@ package graph
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -37,29 +40,53 @@ type Side struct {
 // DiffCounts counts the changes written.
 type DiffCounts struct{ Added, Removed int }
 
-// Diff writes the changes from old to new as JSON lines: every addition
-// (in the order of new), then every removal (in the order of old). It
-// keeps only 8-byte hashes of each side's nodes and edges, and so reads
-// old twice: old's files must be files, not stdin (see Spool). A side's
-// run that its files do not hold is an error, returned before any change
-// is written.
+// Diff writes the changes from old to new as JSON lines: every addition,
+// then every removal, each sorted by kind (nodes first), type and ID or
+// source and target. Each side is walked once into a temporary file of its
+// keys, in order (see walker), and the two files are merged, so memory does
+// not grow with the graph. A side's run that its files do not hold is an
+// error, returned before any change is written.
 func Diff(r *Reader, old, new Side, out io.Writer) (DiffCounts, error) {
 	var n DiffCounts
-	oldKeys, newKeys := hashSet{}, hashSet{}
-	if err := walkSide(r, old, &differ{keys: oldKeys}); err != nil {
+	oldKeys, err := sideKeys(r, old)
+	if err != nil {
 		return n, err
 	}
-	bw := bufio.NewWriterSize(out, 256<<10)
-	enc := json.NewEncoder(bw)
-	emit := func(c Change) error { return enc.Encode(c) }
-	added := &differ{keys: newKeys, other: oldKeys, change: "added", emit: emit, count: &n.Added}
-	// A run the new side's files lack has added nothing, so the check
-	// comes before anything is written as removed.
-	if err := walkSide(r, new, added); err != nil {
+	defer os.Remove(oldKeys)
+	newKeys, err := sideKeys(r, new)
+	if err != nil {
 		return n, err
 	}
-	removed := &differ{keys: hashSet{}, other: newKeys, change: "removed", emit: emit, count: &n.Removed}
-	if err := walkSide(r, old, removed); err != nil {
+	defer os.Remove(newKeys)
+	removed, err := os.CreateTemp("", "spyder-graph-removed-*")
+	if err != nil {
+		return n, fmt.Errorf("graph diff: %w", err)
+	}
+	defer os.Remove(removed.Name())
+	defer removed.Close()
+	bw, rw := bufio.NewWriterSize(out, 256<<10), bufio.NewWriterSize(removed, 256<<10)
+	enc, renc := json.NewEncoder(bw), json.NewEncoder(rw)
+	err = mergeKeys(oldKeys, newKeys, func(rec []byte, inOld, inNew bool) error {
+		switch {
+		case inNew && !inOld:
+			n.Added++
+			return enc.Encode(changeOf("added", rec))
+		case inOld && !inNew:
+			n.Removed++
+			return renc.Encode(changeOf("removed", rec))
+		}
+		return nil
+	})
+	if err == nil {
+		err = rw.Flush()
+	}
+	if err == nil {
+		_, err = removed.Seek(0, io.SeekStart)
+	}
+	if err == nil {
+		_, err = io.Copy(bw, removed)
+	}
+	if err != nil {
 		return n, err
 	}
 	return n, bw.Flush()
@@ -70,6 +97,7 @@ func Diff(r *Reader, old, new Side, out io.Writer) (DiffCounts, error) {
 // likely a typo, which would otherwise make the whole other side a change.
 func walkSide(r *Reader, s Side, v visitor) error {
 	w := newWalker(v)
+	defer w.s.close() // its run files, when reading fails
 	fn := w.batch
 	runs := map[string]bool{} // every run the files hold, when s keeps one
 	if s.Run != "" {
@@ -112,33 +140,112 @@ func onlyRun(b *spyder.Batch, run string) *spyder.Batch {
 	return out
 }
 
-// differ records the keys of one side and, with emit set, writes the
-// nodes and edges missing from other.
-type differ struct {
+// keyFile is the visitor that writes a side's nodes and edges, in the
+// walk's order (their keys' order), to a temporary file: each node's key,
+// each edge's key with its observed_at and run_id.
+type keyFile struct {
 	noProbes
-	keys, other hashSet
-	change      string
-	emit        func(Change) error
-	count       *int
+	w   *bufio.Writer
+	buf []byte
 }
 
-func (d *differ) node(n Node) error {
-	h := keyHash("n", n.Type, n.ID)
-	d.keys.add(h)
-	if _, ok := d.other[h]; ok || d.emit == nil {
-		return nil
+func (k *keyFile) node(n Node) error {
+	if b, ok := key(k.buf[:0], recNode, n.Type, n.ID); ok {
+		k.buf = b
+		writeRec(k.w, b)
 	}
-	*d.count++
-	return d.emit(Change{Change: d.change, Kind: "node", Type: n.Type, ID: n.ID})
+	return nil
 }
 
-func (d *differ) edge(e *spyder.Edge) error {
-	h := keyHash("e", e.Type, e.Source, e.Target)
-	d.keys.add(h)
-	if _, ok := d.other[h]; ok || d.emit == nil {
-		return nil
+func (k *keyFile) edge(e *spyder.Edge) error {
+	if b, ok := key(k.buf[:0], recEdge, e.Type, e.Source, e.Target); ok {
+		k.buf = appendStr(binary.AppendVarint(b, e.ObservedAt), e.RunID)
+		writeRec(k.w, k.buf)
 	}
-	*d.count++
-	return d.emit(Change{Change: d.change, Kind: "edge", Type: e.Type, Source: e.Source, Target: e.Target,
-		ObservedAt: e.ObservedAt, RunID: e.RunID})
+	return nil
+}
+
+// sideKeys walks the side into a key file and returns its name.
+func sideKeys(r *Reader, s Side) (string, error) {
+	f, err := os.CreateTemp("", "spyder-graph-keys-*")
+	if err != nil {
+		return "", fmt.Errorf("graph diff: %w", err)
+	}
+	k := &keyFile{w: bufio.NewWriterSize(f, 1<<20)}
+	err = walkSide(r, s, k)
+	if err == nil {
+		err = k.w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// mergeKeys calls fn with each key of the two sorted key files once, in
+// order, saying which files hold it; rec is the old file's record when it
+// is there (the new one's otherwise).
+func mergeKeys(oldName, newName string, fn func(rec []byte, inOld, inNew bool) error) error {
+	var cs [2]*cursor
+	for i, name := range []string{oldName, newName} {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("graph diff: %w", err)
+		}
+		defer f.Close()
+		cs[i] = &cursor{f: f, r: bufio.NewReaderSize(f, 256<<10)}
+	}
+	var more [2]bool
+	for i, c := range cs {
+		ok, err := c.next()
+		if err != nil {
+			return fmt.Errorf("graph diff: %w", err)
+		}
+		more[i] = ok
+	}
+	for more[0] || more[1] {
+		c := 0
+		if more[0] && more[1] {
+			c = bytes.Compare(recordKey(cs[0].rec), recordKey(cs[1].rec))
+		} else if more[1] {
+			c = 1
+		} else {
+			c = -1
+		}
+		inOld, inNew := c <= 0, c >= 0
+		rec := cs[0].rec
+		if !inOld {
+			rec = cs[1].rec
+		}
+		if err := fn(rec, inOld, inNew); err != nil {
+			return err
+		}
+		for i, in := range []bool{inOld, inNew} {
+			if !in {
+				continue
+			}
+			ok, err := cs[i].next()
+			if err != nil {
+				return fmt.Errorf("graph diff: %w", err)
+			}
+			more[i] = ok
+		}
+	}
+	return nil
+}
+
+// changeOf turns a key file's record into a change.
+func changeOf(change string, rec []byte) Change {
+	k := recordKey(rec)
+	parts := strings.Split(string(k[1:len(k)-1]), "\x01")
+	if k[0] == recNode {
+		return Change{Change: change, Kind: "node", Type: parts[0], ID: parts[1]}
+	}
+	f := &fields{b: rec[len(k):]}
+	return Change{Change: change, Kind: "edge", Type: parts[0], Source: parts[1], Target: parts[2],
+		ObservedAt: f.int(), RunID: f.str()}
 }

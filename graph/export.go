@@ -7,9 +7,9 @@ import (
 	"slices"
 )
 
-// Formats are the names Export takes. neo4j writes a directory (see
-// ExportNeo4j); the others write one stream.
-var Formats = []string{"graphml", "gexf", "dot", "csv", "neo4j"}
+// Formats are the names Export takes. neo4j and parquet write a directory
+// (see ExportNeo4j and ExportParquet); the others write one stream.
+var Formats = []string{"graphml", "gexf", "dot", "csv", "neo4j", "parquet"}
 
 // exporter is a visitor that writes a format; close ends the document.
 type exporter interface {
@@ -37,8 +37,8 @@ func Export(r *Reader, names []string, format string, out io.Writer) error {
 	case "csv":
 		x = newCSV(bw)
 	default:
-		return fmt.Errorf("unknown export format %q (want one of %v; neo4j writes a directory)", format,
-			slices.DeleteFunc(slices.Clone(Formats), func(f string) bool { return f == "neo4j" }))
+		return fmt.Errorf("unknown export format %q (want one of %v; neo4j and parquet write a directory)", format,
+			slices.DeleteFunc(slices.Clone(Formats), func(f string) bool { return f == "neo4j" || f == "parquet" }))
 	}
 	if err := walk(r, names, x); err != nil {
 		return err

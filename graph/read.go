@@ -1,10 +1,13 @@
 // Package graph reads the graph spyder writes (every output format: batch,
-// edges, lines and hosts, plain or gzip) as a stream and turns it into summaries,
-// exports for graph tools, diffs and a self-contained HTML view.
+// edges, lines and hosts, plain or gzip) as a stream and turns it into
+// summaries, exports for graph tools (Parquet tables among them), diffs and
+// a self-contained HTML view.
 //
-// Everything here reads its input line by line and keeps only what its
-// answer needs (hashes of the nodes and edges already seen, counters), never
-// the whole graph, so a crawl of a million hosts fits in a few hundred MiB.
+// Everything here reads its input line by line, and its memory does not
+// grow with the input: what must be deduplicated or counted across the
+// whole graph goes through an external sort (see sorter), which spills
+// sorted runs to the temporary directory past SortMemory bytes; the view
+// of a host's neighbourhood keeps only the part it shows.
 package graph
 
 import (

@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/spyder-crawler/spyder"
 )
@@ -40,25 +42,31 @@ var TopKinds = []struct{ Key, EdgeType, Title string }{
 
 // summarizer is the visitor that counts. Since each edge is visited once,
 // the count of edges into a target is the count of distinct hosts pointing
-// at it.
+// at it: each edge of a ranked type adds its type and target to a sorter,
+// where the copies of one target come together to be counted. A
+// certificate's subject CN joins them, sorted right after its target's
+// copies, to label it.
 type summarizer struct {
 	s       *Summary
-	targets map[string]map[string]int // edge type → target → hosts
-	certCN  map[string]string         // SPKI SHA-256 → subject CN
+	targets *sorter
+	ranked  map[string]bool // edge types ranked
+	buf     []byte
 }
 
 func (z *summarizer) node(n Node) error {
 	z.s.Nodes[n.Type]++
-	if n.Cert != nil {
-		z.certCN[n.ID] = n.Cert.SubjectCN
+	if n.Cert != nil && z.ranked[spyder.UsesCert] && !strings.ContainsAny(n.ID, "\x00\x01") {
+		z.buf = append(append(append(append(z.buf[:0], spyder.UsesCert...), 1), n.ID...), 1)
+		return z.targets.add(append(z.buf, n.Cert.SubjectCN...))
 	}
 	return nil
 }
 
 func (z *summarizer) edge(e *spyder.Edge) error {
 	z.s.Edges[e.Type]++
-	if m := z.targets[e.Type]; m != nil {
-		m[e.Target]++
+	if z.ranked[e.Type] && !strings.ContainsAny(e.Target, "\x00\x01") {
+		z.buf = append(append(append(append(z.buf[:0], e.Type...), 1), e.Target...), 0)
+		return z.targets.add(z.buf)
 	}
 	return nil
 }
@@ -76,41 +84,72 @@ func (z *summarizer) probe(p *spyder.HostOutcome) error {
 func Summarize(r *Reader, names []string, n int) (*Summary, error) {
 	s := &Summary{Nodes: map[string]int{}, Edges: map[string]int{}, Outcomes: map[string]int{},
 		Top: map[string][]Ranked{}, Problems: &r.Problems}
-	z := &summarizer{s: s, targets: map[string]map[string]int{}, certCN: map[string]string{}}
+	z := &summarizer{s: s, targets: newSorter(), ranked: map[string]bool{}}
+	defer z.targets.close()
 	for _, k := range TopKinds {
-		z.targets[k.EdgeType] = map[string]int{}
+		z.ranked[k.EdgeType] = true
 	}
 	if err := walk(r, names, z); err != nil {
 		return nil, err
 	}
+	tops := map[string]*topN{}
 	for _, k := range TopKinds {
-		s.Top[k.Key] = top(z.targets[k.EdgeType], n)
+		tops[k.EdgeType] = &topN{n: n, out: make([]Ranked, 0, n+1)}
 	}
-	for i, r := range s.Top["cert"] {
-		s.Top["cert"][i].Label = z.certCN[r.ID]
+	var cur Ranked
+	var curType string
+	end := func() {
+		if cur.Hosts > 0 {
+			tops[curType].add(cur)
+		}
+	}
+	err := z.targets.each(func(rec []byte) error {
+		typ, rest, _ := bytes.Cut(rec, []byte{1})
+		id, label := rest[:len(rest)-1], ""
+		if i := bytes.IndexByte(rest, 1); i >= 0 {
+			id, label = rest[:i], string(rest[i+1:])
+		}
+		if string(typ) != curType || string(id) != cur.ID {
+			end()
+			curType, cur = string(typ), Ranked{ID: string(id)}
+		}
+		if label != "" || rest[len(rest)-1] == 1 {
+			cur.Label = label
+		} else {
+			cur.Hosts++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	end()
+	for _, k := range TopKinds {
+		s.Top[k.Key] = tops[k.EdgeType].out
 	}
 	return s, nil
 }
 
-// top returns the n entries of counts with the highest counts, ties by ID.
-func top(counts map[string]int, n int) []Ranked {
-	better := func(a, b Ranked) int {
-		if c := cmp.Compare(b.Hosts, a.Hosts); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
+// topN keeps the n entries with the highest counts, ties by ID.
+type topN struct {
+	n   int
+	out []Ranked
+}
+
+func better(a, b Ranked) int {
+	if c := cmp.Compare(b.Hosts, a.Hosts); c != 0 {
+		return c
 	}
-	out := make([]Ranked, 0, n+1)
-	for id, c := range counts {
-		r := Ranked{ID: id, Hosts: c}
-		if len(out) == n && (n == 0 || better(r, out[n-1]) >= 0) {
-			continue
-		}
-		i, _ := slices.BinarySearchFunc(out, r, better)
-		out = slices.Insert(out, i, r)
-		if len(out) > n {
-			out = out[:n]
-		}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+func (t *topN) add(r Ranked) {
+	if len(t.out) == t.n && (t.n == 0 || better(r, t.out[t.n-1]) >= 0) {
+		return
 	}
-	return out
+	i, _ := slices.BinarySearchFunc(t.out, r, better)
+	t.out = slices.Insert(t.out, i, r)
+	if len(t.out) > t.n {
+		t.out = t.out[:t.n]
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spyder-crawler/spyder"
@@ -112,25 +114,18 @@ type nodeFunc struct {
 func (v *nodeFunc) node(n Node) error         { v.fn(n); return nil }
 func (v *nodeFunc) edge(e *spyder.Edge) error { return nil }
 
-// edgeFunc is a visitor that only looks at edges.
-type edgeFunc struct {
-	noProbes
-	fn func(*spyder.Edge)
-}
-
-func (v *edgeFunc) node(n Node) error         { return nil }
-func (v *edgeFunc) edge(e *spyder.Edge) error { v.fn(e); return nil }
-
 // neighbourhood returns the nodes within opts.Depth+1 hops of opts.Host
 // (edges taken in either direction) with their distance, cut at
-// opts.MaxNodes, and how many it found (past the cut, nodes are counted
-// but not followed, so that is a lower bound). Each hop is one pass over
+// opts.MaxNodes, and how many it found (past the cut, nodes are counted,
+// up to maxOver, but not followed, so that is a lower bound). Each hop is one pass over
 // the input, keeping only the nodes found so far.
 func neighbourhood(r *Reader, names []string, opts ViewOptions) (map[string]int, int, error) {
 	start := nodeKey(TypeDomain, opts.Host)
 	levels := map[string]int{start: 0}
 	frontier := map[string]bool{start: true}
-	over := hashSet{} // nodes found past --max-nodes: counted, not followed
+	// Nodes found past --max-nodes are counted, not followed, up to
+	// maxOver of them, so memory stays bounded around a hub.
+	over := hashSet{}
 	for hop := 1; hop <= opts.Depth+1 && len(frontier) > 0; hop++ {
 		next := map[string]bool{}
 		reach := func(from, to string) {
@@ -143,14 +138,21 @@ func neighbourhood(r *Reader, names []string, opts ViewOptions) (map[string]int,
 			if len(levels)+len(next) < opts.MaxNodes {
 				next[to] = true
 			} else {
-				over.add(keyHash(to))
+				if len(over) < maxOver {
+					over.add(keyHash(to))
+				}
 			}
 		}
-		err := walk(r, names, &edgeFunc{fn: func(e *spyder.Edge) {
-			s, t := nodeKey(SourceType(e.Type), e.Source), nodeKey(TargetType(e.Type), e.Target)
-			reach(s, t)
-			reach(t, s)
-		}})
+		// Reaching a node twice changes nothing, so the hop reads the
+		// edges as they come, copies and all, keeping no set of them.
+		err := r.Read(names, func(b *spyder.Batch) error {
+			for _, e := range b.Edges {
+				s, t := nodeKey(SourceType(e.Type), e.Source), nodeKey(TargetType(e.Type), e.Target)
+				reach(s, t)
+				reach(t, s)
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, 0, err
 		}
@@ -170,50 +172,88 @@ func neighbourhood(r *Reader, names []string, opts ViewOptions) (map[string]int,
 	return levels, len(levels) + len(over), nil
 }
 
-// hasNode reports whether the graph holds the node with key k.
+// maxOver bounds the nodes past --max-nodes a view counts: a million
+// hashes, 8 bytes each (the count shown is a lower bound anyway).
+const maxOver = 1 << 20
+
+// hasNode reports whether the graph holds the node with key k: its own
+// record, or an edge's end.
 func hasNode(r *Reader, names []string, k string) (bool, error) {
 	found := false
-	err := walk(r, names, &nodeFunc{fn: func(n Node) { found = found || nodeKey(n.Type, n.ID) == k }})
+	err := r.Read(names, func(b *spyder.Batch) error {
+		for _, n := range b.NodesDomain {
+			found = found || nodeKey(TypeDomain, string(n.Host)) == k
+		}
+		for _, e := range b.Edges {
+			found = found || nodeKey(SourceType(e.Type), e.Source) == k || nodeKey(TargetType(e.Type), e.Target) == k
+		}
+		return nil
+	})
 	return found, err
 }
 
 // collect reads the attributes of the chosen nodes and the edges between
-// them.
+// them, each once, in one pass over the input that keeps only the chosen
+// part: a node's first record, or none if the input names it only as an
+// edge's end.
 func collect(r *Reader, names []string, levels map[string]int) (*viewData, error) {
 	d := &viewData{Nodes: []viewNode{}, Links: []viewLink{}}
-	v := &collector{levels: levels, d: d}
-	if err := walk(r, names, v); err != nil {
+	v := &collector{levels: levels, d: d, seen: map[string]bool{}}
+	err := r.Read(names, func(b *spyder.Batch) error {
+		for i := range b.NodesDomain {
+			v.node(Node{Type: TypeDomain, ID: string(b.NodesDomain[i].Host), Domain: &b.NodesDomain[i]})
+		}
+		for i := range b.NodesIP {
+			v.node(Node{Type: TypeIP, ID: b.NodesIP[i].IP, IP: &b.NodesIP[i]})
+		}
+		for i := range b.NodesCert {
+			v.node(Node{Type: TypeCert, ID: b.NodesCert[i].SPKISHA256, Cert: &b.NodesCert[i]})
+		}
+		for i := range b.Edges {
+			v.edge(&b.Edges[i])
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(levels)) {
+		if !v.seen[k] {
+			typ, id, _ := strings.Cut(k, "\x00")
+			v.node(Node{Type: typ, ID: id})
+		}
 	}
 	return d, nil
 }
 
 type collector struct {
-	noProbes
 	levels map[string]int
 	d      *viewData
+	seen   map[string]bool // chosen nodes and edges between them already taken
 }
 
-func (c *collector) node(n Node) error {
-	level, ok := c.levels[nodeKey(n.Type, n.ID)]
-	if !ok {
-		return nil
+func (c *collector) node(n Node) {
+	k := nodeKey(n.Type, n.ID)
+	level, ok := c.levels[k]
+	if !ok || c.seen[k] {
+		return
 	}
+	c.seen[k] = true
 	attrs := map[string]string{}
 	for _, a := range attrsOf(n)[1:] {
 		attrs[a.key] = a.value
 	}
 	c.d.Nodes = append(c.d.Nodes, viewNode{ID: n.ID, Type: n.Type, Level: level, Attrs: attrs})
-	return nil
 }
 
-func (c *collector) edge(e *spyder.Edge) error {
+func (c *collector) edge(e *spyder.Edge) {
 	_, s := c.levels[nodeKey(SourceType(e.Type), e.Source)]
 	_, t := c.levels[nodeKey(TargetType(e.Type), e.Target)]
-	if s && t {
+	k := "\x01" + e.Type + "\x00" + e.Source + "\x00" + e.Target
+	if s && t && !c.seen[k] {
+		c.seen[k] = true
 		c.d.Links = append(c.d.Links, viewLink{Source: e.Source, Target: e.Target, Type: e.Type})
 	}
-	return nil
 }
 
 // writePage writes the HTML page with the library, the data and the

@@ -1,8 +1,8 @@
 package graph
 
 import (
+	"bytes"
 	"hash/maphash"
-	"sort"
 
 	"github.com/spyder-crawler/spyder"
 )
@@ -89,121 +89,127 @@ func keyHash(parts ...string) uint64 {
 }
 
 // walker passes each node, edge and probe of a stream of batches to a
-// visitor once. A node the input names only as an edge's end is passed on
-// at the end of the walk (without a record), unless its own record came
-// meanwhile; a node seen twice keeps its first record.
+// visitor once, with memory that does not grow with the input: batch turns
+// every node, edge end, edge and probe into a sort record (see records.go)
+// in a [sorter], and finish takes them back in order, where the copies of
+// one node or edge are next to each other. It visits every node first (by
+// type and ID), then every edge (by type, source and target), then every
+// probe (by host). A node seen twice keeps the record that came first in
+// the input, as does an edge or a probe; a node the input names only as
+// an edge's end is visited without a record.
 type walker struct {
-	v        visitor
-	nodes    hashSet
-	edges    hashSet
-	probes   hashSet
-	implicit map[uint64]end // edge ends whose record has not come yet
+	v   visitor
+	s   *sorter
+	seq uint64 // records added so far: the input's order, to keep the first
+	buf []byte
+	// ends holds hashes of the nodes whose record, or one edge end naming
+	// them, was added lately: an edge end among them adds nothing new to
+	// the sort, so it is left out. A host's edges start at the host whose
+	// record its batch holds, and shared targets (addresses, name servers)
+	// come back again and again, so this leaves out most of them. It is
+	// emptied when it reaches maxEnds, which bounds it.
+	ends hashSet
 }
 
-// end is a node known so far only as an edge's end: its ID and type.
-type end struct {
-	id  string
-	typ string
+// maxEnds bounds a walker's ends: 8 bytes a hash, some 40 MiB at most.
+const maxEnds = 1 << 20
+
+func newWalker(v visitor) *walker { return &walker{v: v, s: newSorter(), ends: hashSet{}} }
+
+// end adds the record of an edge's end, unless the node is known to have
+// a record in the sort already.
+func (w *walker) end(typ, id string) error {
+	if !w.ends.add(keyHash(typ, id)) {
+		return nil
+	}
+	if len(w.ends) >= maxEnds {
+		w.ends = hashSet{}
+	}
+	return w.add(nodeRecord(w.buf[:0], Node{Type: typ, ID: id}, 0))
 }
 
-func newWalker(v visitor) *walker {
-	return &walker{v: v, nodes: hashSet{}, edges: hashSet{}, probes: hashSet{}, implicit: map[uint64]end{}}
+// known notes that n's own record is in the sort.
+func (w *walker) known(n Node) Node {
+	if len(w.ends) >= maxEnds {
+		w.ends = hashSet{}
+	}
+	w.ends.add(keyHash(n.Type, n.ID))
+	return n
 }
 
-// batch visits one batch: its nodes first, then its edges and probes.
+// batch adds one batch's records.
 func (w *walker) batch(b *spyder.Batch) error {
 	for i := range b.NodesDomain {
 		d := &b.NodesDomain[i]
-		if err := w.explicit(Node{Type: TypeDomain, ID: string(d.Host), Domain: d}); err != nil {
+		if err := w.add(nodeRecord(w.buf[:0], w.known(Node{Type: TypeDomain, ID: string(d.Host), Domain: d}), w.next())); err != nil {
 			return err
 		}
 	}
 	for i := range b.NodesIP {
 		n := &b.NodesIP[i]
-		if err := w.explicit(Node{Type: TypeIP, ID: n.IP, IP: n}); err != nil {
+		if err := w.add(nodeRecord(w.buf[:0], w.known(Node{Type: TypeIP, ID: n.IP, IP: n}), w.next())); err != nil {
 			return err
 		}
 	}
 	for i := range b.NodesCert {
 		c := &b.NodesCert[i]
-		if err := w.explicit(Node{Type: TypeCert, ID: c.SPKISHA256, Cert: c}); err != nil {
+		if err := w.add(nodeRecord(w.buf[:0], w.known(Node{Type: TypeCert, ID: c.SPKISHA256, Cert: c}), w.next())); err != nil {
 			return err
 		}
 	}
 	for i := range b.Edges {
-		if err := w.edge(&b.Edges[i]); err != nil {
+		e := &b.Edges[i]
+		if e.Source == "" || e.Target == "" {
+			continue
+		}
+		if err := w.add(edgeRecord(w.buf[:0], e, w.next())); err != nil {
+			return err
+		}
+		if err := w.end(SourceType(e.Type), e.Source); err != nil {
+			return err
+		}
+		if err := w.end(TargetType(e.Type), e.Target); err != nil {
 			return err
 		}
 	}
 	for i := range b.Outcomes {
-		if p := &b.Outcomes[i]; w.probes.add(keyHash(string(p.Host))) {
-			if err := w.v.probe(p); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (w *walker) explicit(n Node) error {
-	if n.ID == "" {
-		return nil
-	}
-	h := keyHash(n.Type, n.ID)
-	if !w.nodes.add(h) {
-		return nil
-	}
-	delete(w.implicit, h)
-	return w.v.node(n)
-}
-
-func (w *walker) edge(e *spyder.Edge) error {
-	if e.Source == "" || e.Target == "" || !w.edges.add(keyHash(e.Type, e.Source, e.Target)) {
-		return nil
-	}
-	w.noteEnd(SourceType(e.Type), e.Source)
-	w.noteEnd(TargetType(e.Type), e.Target)
-	return w.v.edge(e)
-}
-
-// end notes a node named by an edge, to be visited at the end if its
-// record never comes.
-func (w *walker) noteEnd(typ, id string) {
-	h := keyHash(typ, id)
-	if _, ok := w.nodes[h]; ok {
-		return
-	}
-	if _, ok := w.implicit[h]; !ok {
-		w.implicit[h] = end{id: id, typ: typ}
-	}
-}
-
-// finish visits the nodes known only as edge ends, sorted by type and ID.
-func (w *walker) finish() error {
-	rest := make([]Node, 0, len(w.implicit))
-	for _, e := range w.implicit {
-		rest = append(rest, Node{Type: e.typ, ID: e.id})
-	}
-	sort.Slice(rest, func(i, j int) bool {
-		if rest[i].Type != rest[j].Type {
-			return rest[i].Type < rest[j].Type
-		}
-		return rest[i].ID < rest[j].ID
-	})
-	for _, n := range rest {
-		w.nodes.add(keyHash(n.Type, n.ID))
-		if err := w.v.node(n); err != nil {
+		if err := w.add(probeRecord(w.buf[:0], &b.Outcomes[i], w.next())); err != nil {
 			return err
 		}
 	}
-	w.implicit = map[uint64]end{}
 	return nil
+}
+
+func (w *walker) next() uint64 { w.seq++; return w.seq }
+
+// add adds rec unless it is nil (a key holding a byte the records use as
+// a separator, which no host, address or hash holds).
+func (w *walker) add(rec []byte) error {
+	if rec == nil {
+		return nil
+	}
+	w.buf = rec
+	return w.s.add(rec)
+}
+
+// finish visits the records in order, each node, edge and probe once.
+func (w *walker) finish() error {
+	var last []byte // the key of the last group visited
+	return w.s.each(func(rec []byte) error {
+		key := recordKey(rec)
+		if bytes.Equal(key, last) {
+			return nil
+		}
+		last = append(last[:0], key...)
+		return visitRecord(w.v, rec)
+	})
 }
 
 // Walk reads names with r and visits the deduplicated graph.
 func walk(r *Reader, names []string, v visitor) error {
 	w := newWalker(v)
 	if err := r.Read(names, w.batch); err != nil {
+		w.s.close()
 		return err
 	}
 	return w.finish()

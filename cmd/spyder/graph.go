@@ -10,11 +10,14 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/spyder-crawler/spyder/graph"
+	"github.com/spyder-crawler/spyder/internal/errtext"
+	"github.com/spyder-crawler/spyder/tables"
 )
 
 // graphCommand is `spyder graph`: read spyder's output files and summarise,
@@ -32,7 +35,7 @@ func graphCommand() *cli.Command {
 			if os.Getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(graphMemoryLimit)
 			}
-			return nil
+			return sortMemory()
 		},
 		Subcommands: []*cli.Command{
 			{
@@ -48,7 +51,7 @@ func graphCommand() *cli.Command {
 				ArgsUsage: "[FILE|-]...", OnUsageError: onUsageError,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "format", Required: true, Usage: "`F`: " + strings.Join(graph.Formats, ", ")},
-					&cli.StringFlag{Name: "out", TakesFile: true, Usage: "write to `PATH` instead of stdout (neo4j: the directory to fill, required)"},
+					&cli.StringFlag{Name: "out", TakesFile: true, Usage: "write to `PATH` instead of stdout (neo4j, parquet: the directory to fill, required)"},
 					&cli.StringFlag{Name: "neo4j-database", Value: "neo4j", Usage: "database `NAME` in the printed neo4j-admin command"}},
 				Action: graphExport,
 			},
@@ -74,10 +77,11 @@ func graphCommand() *cli.Command {
 }
 
 // graphMemoryLimit is the Go heap's soft limit for `spyder graph` unless
-// GOMEMLIMIT says otherwise: what it keeps of a million-host crawl (hashes
-// of every node and edge, per-target counts) is about 450 MiB, and without
-// a limit the garbage collector would let the heap grow to twice that.
-const graphMemoryLimit = 768 << 20
+// GOMEMLIMIT says otherwise. What the commands hold does not grow with the
+// input (a sort arena of graph.SortMemory, the chunks being decoded, a
+// view's chosen part); the limit keeps the garbage collector from letting
+// the heap grow to twice that on a machine short of memory.
+const graphMemoryLimit = 512 << 20
 
 // graphInput returns the reader and the input names: the arguments, or
 // stdin when there are none. A named file that holds no spyder output is
@@ -117,7 +121,7 @@ func refusedInput(r *graph.Reader) error {
 		more = fmt.Sprintf(" (and %d more files)", len(refused)-1)
 	}
 	return fmt.Errorf("graph: %s is not spyder output (%s)%s; the graph tools read spyder's batch, edges, lines and hosts formats",
-		refused[0], clip(r.Problems.Refused[refused[0]], 100), more)
+		refused[0], errtext.Clip(r.Problems.Refused[refused[0]], 100), more)
 }
 
 // finishRead reports the read's problems and fails when nothing valid was
@@ -192,6 +196,9 @@ func graphExport(c *cli.Context) error {
 	format := c.String("format")
 	if !slices.Contains(graph.Formats, format) {
 		return usagef("--format %q: want one of %s", format, strings.Join(graph.Formats, ", "))
+	}
+	if format == "parquet" {
+		return graphExportParquet(c)
 	}
 	r, names, err := graphInput(c)
 	if err != nil {
@@ -288,10 +295,42 @@ func graphView(c *cli.Context) error {
 	return finishRead(c, r, names)
 }
 
-// clip shortens s to n bytes and an ellipsis.
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
+// graphExportParquet writes the tables of `spyder run --format parquet`
+// into the --out directory.
+func graphExportParquet(c *cli.Context) error {
+	dir := c.String("out")
+	if dir == "" || dir == "-" {
+		return usagef("--format parquet writes a directory of tables: name it with --out DIR")
 	}
-	return s
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("--out %s is a file; --format parquet writes a directory of tables", dir)
+	}
+	r, names, err := graphInput(c)
+	if err != nil {
+		return err
+	}
+	files, err := graph.ExportParquet(r, names, dir, tables.Options{})
+	if err != nil {
+		return err
+	}
+	if err := finishRead(c, r, names); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %d part files under %s (one per table: %s)\n", len(files), dir, strings.Join(tables.Names, ", "))
+	return nil
+}
+
+// sortMemory sets graph.SortMemory from SPYDER_GRAPH_SORT_MEMORY (MiB),
+// when set: less for a small machine, more for fewer temporary files.
+func sortMemory() error {
+	v := os.Getenv("SPYDER_GRAPH_SORT_MEMORY")
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 4096 {
+		return usagef("SPYDER_GRAPH_SORT_MEMORY %q: want MiB, from 1 to 4096", v)
+	}
+	graph.SortMemory = n << 20
+	return nil
 }

@@ -80,7 +80,18 @@ func TestGraph_Export(t *testing.T) {
 	if !strings.Contains(out, "neo4j-admin database import full") || !strings.Contains(out, filepath.Join(dir, "domains.csv")) {
 		t.Errorf("neo4j export printed %q", out)
 	}
-	for _, args := range [][]string{{"--format", "neo4j", crawl}, {"--format", "svg", crawl}} {
+	pq := filepath.Join(t.TempDir(), "tables")
+	if out := runApp(t, "graph", "export", "--format", "parquet", "--out", pq, crawl); !strings.Contains(out, "wrote 5 part files under "+pq) {
+		t.Errorf("parquet export printed %q", out)
+	}
+	if parts, _ := filepath.Glob(filepath.Join(pq, "*", "export_*-000000.parquet")); len(parts) != 5 {
+		t.Errorf("parquet export wrote %v; want a part in each of the 5 tables", parts)
+	}
+	if _, _, err := tryApp(t.Context(), "graph", "export", "--format", "parquet", "--out", crawl, crawl); err == nil ||
+		!strings.Contains(err.Error(), crawl+" is a file; --format parquet writes a directory") {
+		t.Errorf("parquet export onto a file: %v", err)
+	}
+	for _, args := range [][]string{{"--format", "neo4j", crawl}, {"--format", "parquet", crawl}, {"--format", "svg", crawl}} {
 		if _, _, err := tryApp(t.Context(), append([]string{"graph", "export"}, args...)...); err == nil || exitCode(err) != 2 {
 			t.Errorf("export %v: err %v, want a usage error", args, err)
 		}

@@ -36,6 +36,18 @@ func openOutputs(ctx context.Context, cfg runConfig, stdout io.Writer, b store.B
 	o := &outputs{}
 	var sinks sink.Tee
 	switch path := cfg.out; {
+	case cfg.format == sink.FormatParquet:
+		p, err := sink.OpenParquet(path, sink.ParquetConfig{ProbeID: cfg.crawl.ProbeID, RunID: cfg.crawl.RunID}, log)
+		if err != nil {
+			return nil, fmt.Errorf("--out %w", err)
+		}
+		sinks = append(sinks, p)
+		o.closes = append(o.closes, func() error {
+			if err := p.Close(); err != nil {
+				return fmt.Errorf("--out %w", err)
+			}
+			return nil
+		})
 	case path != "" && path != "-":
 		s, closeFile, err := sink.OpenFile(path, cfg.format, log)
 		if err != nil {

@@ -138,9 +138,13 @@ func checkRunFlags(c *cli.Context) error {
 	if d := c.Duration("grace"); d < 0 {
 		return usagef("--grace %v: want 0 (hand the hosts in flight back at once) or more", d)
 	}
-	if f := c.String("format"); !slices.Contains(sink.Formats, f) {
-		n := len(sink.Formats)
-		return usagef("--format %q: want %s or %s", f, strings.Join(sink.Formats[:n-1], ", "), sink.Formats[n-1])
+	switch f := c.String("format"); {
+	case f == sink.FormatParquet:
+		if o := c.String("out"); o == "" || o == "-" {
+			return usagef("--format parquet writes a directory of tables: name it with --out DIR")
+		}
+	case !slices.Contains(sink.Formats, f):
+		return usagef("--format %q: want %s or %s", f, strings.Join(sink.Formats, ", "), sink.FormatParquet)
 	}
 	if u := c.String("ingest"); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return usagef("--ingest %q: want an http:// or https:// URL", u)

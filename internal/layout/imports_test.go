@@ -168,3 +168,14 @@ func contexts(ps *ast.FieldList) int {
 	}
 	return n
 }
+
+// TestLayout_TablesSpeakOnlyTheVocabulary: the Parquet table writer is
+// shared by the run's sink and the graph tools, so it imports nothing of
+// ours but the output's types (spyder and host).
+func TestLayout_TablesSpeakOnlyTheVocabulary(t *testing.T) {
+	for _, imp := range imports(t, module+"/tables") {
+		if strings.HasPrefix(imp, module+"/") && imp != module+"/host" {
+			t.Errorf("package tables imports %s; want nothing of ours but spyder and host", imp)
+		}
+	}
+}
