@@ -22,8 +22,9 @@ man: build
 # redis-server, Debian's chromium (browser tests of the pages spyder serves
 # and writes), python3-networkx (GraphML and GEXF are read back by a real
 # parser), graphviz (gvpr reads back the DOT export), bash, zsh and fish
-# (the completion scripts run in them) and groff and man-db (the man page
-# is rendered by them). apt-get update runs
+# (the completion scripts run in them), groff and man-db (the man page
+# is rendered by them) and util-linux (taskset pins a starved run to one
+# CPU beside a burner). apt-get update runs
 # first, as a fresh machine needs it.
 deps:
 	@missing=""; \
@@ -32,6 +33,7 @@ deps:
 	/usr/bin/python3 -c 'import networkx' >/dev/null 2>&1 || missing="$$missing python3-networkx"; \
 	command -v gvpr >/dev/null 2>&1 || missing="$$missing graphviz"; \
 	for c in bash zsh fish; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	command -v taskset >/dev/null 2>&1 || missing="$$missing util-linux"; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
 	if [ -n "$$missing" ]; then \
