@@ -23,7 +23,8 @@ man: build
 # and writes), python3-networkx (GraphML and GEXF are read back by a real
 # parser), graphviz (gvpr reads back the DOT export), bash, zsh and fish
 # (the completion scripts run in them), groff and man-db (the man page is
-# rendered by them), nodejs and npm (DuckDB, from npm's @duckdb/node-api,
+# rendered by them), util-linux (taskset pins a starved run to one CPU
+# beside a burner), nodejs and npm (DuckDB, from npm's @duckdb/node-api,
 # reads the Parquet output back) and the interop world's servers
 # (internal/interop: nginx, apache2, lighttpd with its OpenSSL module,
 # haproxy, caddy, h2o, bind9, nsd, knot, pdns-server with its bind backend,
@@ -37,6 +38,7 @@ deps:
 	/usr/bin/python3 -c 'import networkx' >/dev/null 2>&1 || missing="$$missing python3-networkx"; \
 	command -v gvpr >/dev/null 2>&1 || missing="$$missing graphviz"; \
 	for c in bash zsh fish; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	command -v taskset >/dev/null 2>&1 || missing="$$missing util-linux"; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
 	for p in nginx:nginx apache2:apache2 lighttpd:lighttpd haproxy:haproxy caddy:caddy h2o:h2o named:bind9 nsd:nsd knotd:knot \
@@ -96,8 +98,12 @@ image-test:
 		rc=$$?; $(PODMAN) umount $$c >/dev/null; $(PODMAN) rm $$c >/dev/null; exit $$rc
 	@echo "image-test: localhost/spyder:test builds, runs from an empty base as 65532 and writes /data"
 
+# test runs every test with the race detector, then again without it the
+# tests of a starved process, which the race detector's own slowness would
+# blur (they skip under -race).
 test: deps vet
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	$(GO) test -count=1 -run 'Starved' ./cmd/spyder ./worker ./concurrency
 
 # bench runs each performance target with the benchtime it needs: the
 # queue and crawl benchmarks time one whole run (100,000 items, 10,000
