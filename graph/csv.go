@@ -13,7 +13,7 @@ import (
 var CSVHeader = []string{"source", "source_type", "target", "target_type", "type", "observed_at", "probe_id", "run_id"}
 
 type csvEdges struct {
-	noProbes
+	noOutcomes
 	w *csv.Writer
 }
 

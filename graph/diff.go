@@ -144,7 +144,7 @@ func onlyRun(b *spyder.Batch, run string) *spyder.Batch {
 // walk's order (their keys' order), to a temporary file: each node's key,
 // each edge's key with its observed_at and run_id.
 type keyFile struct {
-	noProbes
+	noOutcomes
 	w   *bufio.Writer
 	buf []byte
 }

@@ -13,7 +13,7 @@ var typeColors = map[string]string{TypeDomain: "#4e79a7", TypeIP: "#f28e2b", Typ
 // dot writes Graphviz DOT: a digraph whose nodes and edges carry the same
 // attributes as in GraphML, plus a fill colour per node type.
 type dot struct {
-	noProbes
+	noOutcomes
 	w *bufio.Writer
 }
 

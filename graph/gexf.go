@@ -15,7 +15,7 @@ import (
 // to a temporary file, appended after the nodes at the end: memory stays
 // bounded whatever the graph's size.
 type gexf struct {
-	noProbes
+	noOutcomes
 	w     *bufio.Writer
 	tmp   *os.File
 	ew    *bufio.Writer

@@ -37,7 +37,7 @@ func openEdge(w *bufio.Writer, id string, e *spyder.Edge) {
 // as they come (GraphML lets them interleave). Errors stick in the
 // bufio.Writer and surface when it is flushed.
 type graphML struct {
-	noProbes
+	noOutcomes
 	w     *bufio.Writer
 	edges int
 }

@@ -39,7 +39,7 @@ var neo4jRels = map[string]string{TypeDomain: "rels_domain.csv", TypeIP: "rels_i
 var neo4jLabels = map[string]string{TypeDomain: "Domain", TypeIP: "IP", TypeCert: "Certificate", TypeAS: "AS"}
 
 type neo4j struct {
-	noProbes
+	noOutcomes
 	files []*os.File
 	bufs  []*bufio.Writer
 	csvs  map[string]*csv.Writer // file name → writer

@@ -104,8 +104,8 @@ func edgeRecord(b []byte, e *spyder.Edge, seq uint64) []byte {
 	return appendStr(appendStr(b, e.ProbeID), e.RunID)
 }
 
-// probeRecord appends p's record.
-func probeRecord(b []byte, p *spyder.HostOutcome, seq uint64) []byte {
+// outcomeRecord appends the record of p, a host's outcome.
+func outcomeRecord(b []byte, p *spyder.HostOutcome, seq uint64) []byte {
 	b, ok := key(b, recProbe, string(p.Host))
 	if !ok {
 		return nil
@@ -221,7 +221,7 @@ func visitRecord(v visitor, rec []byte) error {
 	if body.err {
 		return fmt.Errorf("graph: a damaged temporary record of probe %s", p.Host)
 	}
-	return v.probe(&p)
+	return v.outcome(&p)
 }
 
 // decodeNode reads the fields of n's own record.

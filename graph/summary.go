@@ -71,10 +71,10 @@ func (z *summarizer) edge(e *spyder.Edge) error {
 	return nil
 }
 
-// probe counts the host by its page step's outcome, as spyder's
-// spyder_hosts_total metric does; a probe without a page step counts by
+// outcome counts the host by its page step's outcome, as spyder's
+// spyder_hosts_total metric does; a visit without a page step counts by
 // its last step.
-func (z *summarizer) probe(p *spyder.HostOutcome) error {
+func (z *summarizer) outcome(p *spyder.HostOutcome) error {
 	z.s.Outcomes[p.PageOutcome()]++
 	return nil
 }

@@ -107,7 +107,7 @@ func nodeKey(typ, id string) string { return typ + "\x00" + id }
 
 // nodeFunc is a visitor that only looks at nodes.
 type nodeFunc struct {
-	noProbes
+	noOutcomes
 	fn func(Node)
 }
 

@@ -53,13 +53,13 @@ func SourceType(edgeType string) string {
 type visitor interface {
 	node(n Node) error
 	edge(e *spyder.Edge) error
-	probe(p *spyder.HostOutcome) error
+	outcome(p *spyder.HostOutcome) error
 }
 
-// noProbes is embedded by visitors that ignore probe outcomes.
-type noProbes struct{}
+// noOutcomes is embedded by visitors that ignore hosts' outcomes.
+type noOutcomes struct{}
 
-func (noProbes) probe(*spyder.HostOutcome) error { return nil }
+func (noOutcomes) outcome(*spyder.HostOutcome) error { return nil }
 
 // hashSet holds 64-bit hashes of keys: enough to tell a million nodes apart
 // in 8 bytes each (a false "seen" needs a 64-bit collision, odds about 1 in
@@ -173,7 +173,7 @@ func (w *walker) batch(b *spyder.Batch) error {
 		}
 	}
 	for i := range b.Outcomes {
-		if err := w.add(probeRecord(w.buf[:0], &b.Outcomes[i], w.next())); err != nil {
+		if err := w.add(outcomeRecord(w.buf[:0], &b.Outcomes[i], w.next())); err != nil {
 			return err
 		}
 	}
