@@ -42,7 +42,7 @@ deps:
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
 	for p in nginx:nginx apache2:apache2 lighttpd:lighttpd haproxy:haproxy caddy:caddy h2o:h2o named:bind9 nsd:nsd knotd:knot \
-		pdns_server:pdns-server unbound:unbound ip:iproute2; do \
+		pdns_server:pdns-server unbound:unbound ip:iproute2 openssl:openssl dnssec-signzone:bind9-utils; do \
 		PATH="$$PATH:/usr/sbin:/sbin" command -v $${p%%:*} >/dev/null 2>&1 || missing="$$missing $${p##*:}"; done; \
 	[ -e /usr/lib/lighttpd/mod_openssl.so ] || missing="$$missing lighttpd-mod-openssl"; \
 	ls /usr/lib/*/pdns/libbindbackend.so >/dev/null 2>&1 || missing="$$missing pdns-backend-bind"; \

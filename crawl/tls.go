@@ -82,14 +82,16 @@ var tlsReasons = []struct{ match, reason string }{
 	{"unconfigured cipher suite", "no common key exchange group or cipher suite"},
 	{"remote error: tls: protocol version not supported", "no common protocol version"},
 	{"server selected unsupported protocol version", "no common protocol version"},
+	{"remote error: tls: internal error", "server error"}, // e.g. no certificate for the name (Caddy)
 	{"certificate", "certificate"},
 	{"first record does not look like a TLS handshake", "not TLS"},
 }
 
 // tlsFailure returns err with why the handshake failed put before it (see
 // tlsReasons), so that a tls step's detail tells a server that shares
-// nothing with the client from a broken certificate or a server that does
-// not speak TLS; err as it is when the reason is none of those.
+// nothing with the client from a broken certificate, a server that failed
+// on its side or one that does not speak TLS; err as it is when the reason
+// is none of those.
 func tlsFailure(err error) error {
 	msg := err.Error()
 	for _, r := range tlsReasons {

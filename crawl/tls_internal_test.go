@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/netip"
@@ -201,7 +202,8 @@ func handshakeState(ctx context.Context, nc net.Conn, host string, curves []tls.
 // TestSecure_FailureSaysWhy: a handshake that fails names why in its
 // detail: a server sharing no group with the offer (X25519 alone, asked
 // with the first try's groups), one speaking only TLS 1.1, one not
-// speaking TLS at all.
+// speaking TLS at all, one failing on its side (Caddy, asked for a name
+// it has no certificate for).
 func TestSecure_FailureSaysWhy(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -210,6 +212,9 @@ func TestSecure_FailureSaysWhy(t *testing.T) {
 	}{
 		{"no common group", &tls.Config{CurvePreferences: []tls.CurveID{tls.X25519}}, "no common key exchange group"},
 		{"TLS 1.1 only", &tls.Config{MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}, "no common protocol version"},
+		{"no certificate for the name", &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return nil, errors.New("no certificate")
+		}}, "server error: remote error: tls: internal error"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startTLSServer(t, tt.cfg, func(*tls.Conn) {})

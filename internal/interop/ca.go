@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
@@ -78,11 +79,14 @@ type Leaf struct {
 
 // LeafSpec says what certificate to issue.
 type LeafSpec struct {
-	Names    []string
-	Key      KeyKind
-	Expired  bool // valid until an hour ago
-	Self     bool // self-signed rather than issued by the CA
-	NoInter  bool // the chain file leaves the intermediate out
+	Names   []string
+	Key     KeyKind
+	Expired bool // valid until an hour ago
+	Self    bool // self-signed rather than issued by the CA
+	NoInter bool // the chain file leaves the intermediate out
+	// DupExt gives the certificate an extension twice, which RFC 5280
+	// forbids: OpenSSL serves it, Go's parser (like browsers') rejects it.
+	DupExt   bool
 	CertFile string
 }
 
@@ -94,6 +98,10 @@ func (ca *CA) Issue(spec LeafSpec) (*Leaf, error) {
 		return nil, err
 	}
 	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: spec.Names[0]}, DNSNames: spec.Names}
+	if spec.DupExt {
+		ext := pkix.Extension{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 99999, 1}, Value: []byte{5, 0}}
+		tmpl.ExtraExtensions = []pkix.Extension{ext, ext}
+	}
 	parent, signer := ca.inter, ca.interKey
 	if spec.Self {
 		parent, signer = nil, key
@@ -151,7 +159,11 @@ func (ca *CA) sign(tmpl *x509.Certificate, pub crypto.PublicKey, parent *x509.Ce
 	if err != nil {
 		return nil, fmt.Errorf("interop: sign %s: %w", tmpl.Subject.CommonName, err)
 	}
-	return x509.ParseCertificate(der)
+	cert, err := x509.ParseCertificate(der)
+	if err != nil && len(tmpl.ExtraExtensions) > 0 {
+		return &x509.Certificate{Raw: der}, nil // made not to parse (DupExt)
+	}
+	return cert, err
 }
 
 // newKey returns a new private key of kind k.

@@ -16,6 +16,15 @@ type Zone struct {
 	Apex    string
 	Servers []string
 	Records []string
+	// TCPOnly makes the zone's servers answer UDP questions for it with
+	// an empty truncated answer, so that only TCP carries its records
+	// (Knot's mod-noudp).
+	TCPOnly bool
+	// Signed signs the zone (DNSSEC; see signZone), and BadDS gives its
+	// parent a DS record that matches none of its keys: a validating
+	// resolver answers SERVFAIL for every name in it.
+	Signed, BadDS bool
+	text          string // the zone file, when signed
 }
 
 // Net is the loopback addresses of a world: 127.<Octet>.0.0/16, the DNS
@@ -36,6 +45,10 @@ func (n Net) ResolverIP() string { return fmt.Sprintf("127.%d.0.53", n.Octet) }
 
 // WebIP is the address of the i-th site (from 1).
 func (n Net) WebIP(i int) string { return fmt.Sprintf("127.%d.1.%d", n.Octet, i) }
+
+// WebIP6 is the IPv6 address of the i-th site (from 1), in the unique
+// local fd7e:<Octet>::/32, which the world puts on the loopback interface.
+func (n Net) WebIP6(i int) string { return fmt.Sprintf("fd7e:%x::%x", n.Octet, i) }
 
 // authServers are the authoritative servers, in the order of their
 // addresses. BIND serves the root and test. zones.
@@ -81,16 +94,37 @@ func (n Net) topZones(zones []Zone, extra []string) []Zone {
 
 // StartDNS starts the authoritative servers with zones (and the root and
 // test. zones, test. holding the extra records too) and Unbound recursing
-// from the world's own root, and returns Unbound's address.
+// from the world's own root, and returns Unbound's address. The root and
+// test. are signed, and so are the zones that say so: Unbound validates,
+// the root's key its trust anchor.
 func StartDNS(tb testing.TB, dir string, n Net, zones []Zone, extra []string) string {
 	tb.Helper()
-	all := append(n.topZones(zones, extra), zones...)
-	served := map[string][]string{}
+	zones = slices.Clone(zones)
+	kdir := filepath.Join(dir, "dns")
+	for i, z := range zones {
+		if z.Signed {
+			var ds string
+			zones[i].text, ds = signZone(tb, kdir, z)
+			extra = append(extra, ds)
+		}
+	}
+	top := n.topZones(zones, extra)
+	root, test := top[0], top[1]
+	var ds, anchor string
+	test.text, ds = signZone(tb, kdir, test)
+	root.Records = append(root.Records, ds)
+	root.text, anchor = signZone(tb, kdir, root)
+	all := append([]Zone{root, test}, zones...)
+	served := map[string][]Zone{}
 	for _, z := range all {
 		for _, s := range z.Servers {
 			zdir := filepath.Join(dir, "dns", s)
-			writeFile(tb, zdir, zoneFile(z.Apex), []byte(zoneText(z)))
-			served[s] = append(served[s], z.Apex)
+			text := z.text
+			if text == "" {
+				text = zoneText(z)
+			}
+			writeFile(tb, zdir, zoneFile(z.Apex), []byte(text))
+			served[s] = append(served[s], z)
 		}
 	}
 	for _, s := range authServers {
@@ -100,7 +134,8 @@ func StartDNS(tb testing.TB, dir string, n Net, zones []Zone, extra []string) st
 	}
 	udir := filepath.Join(dir, "dns", "unbound")
 	hints := writeFile(tb, udir, "root.hints", []byte(fmt.Sprintf(". 3600 IN NS ns-bind.test.\nns-bind.test. 3600 IN A %s\n", n.AuthIP("bind"))))
-	conf := writeFile(tb, udir, "unbound.conf", []byte(fmt.Sprintf(unboundConf, n.ResolverIP(), udir, udir, hints)))
+	ta := writeFile(tb, udir, "root.ds", []byte(anchor+"\n"))
+	conf := writeFile(tb, udir, "unbound.conf", []byte(fmt.Sprintf(unboundConf, n.ResolverIP(), udir, udir, hints, ta)))
 	Start(tb, udir, "unbound", []string{n.ResolverIP() + ":53"}, "unbound", "-d", "-c", conf)
 	return n.ResolverIP() + ":53"
 }
@@ -124,9 +159,15 @@ const unboundConf = `server:
   do-not-query-localhost: no
   do-ip6: no
   access-control: 127.0.0.0/8 allow
-  module-config: "iterator"
+  module-config: "validator iterator"
+  trust-anchor-file: %q
   use-syslog: no
   verbosity: 1
+  num-queries-per-thread: 4096
+  outgoing-range: 8192
+  outgoing-num-tcp: 256
+  incoming-num-tcp: 256
+  so-rcvbuf: 4m
   harden-referral-path: no
   qname-minimisation: no
   local-zone: "test." nodefault
@@ -135,9 +176,14 @@ remote-control:
 `
 
 // startAuth starts authoritative server s on ip, serving the zones of
-// apexes from the zone files in dir.
-func startAuth(tb testing.TB, dir, s, ip string, apexes []string) {
+// zones from the zone files in dir. Only Knot can serve a TCPOnly zone.
+func startAuth(tb testing.TB, dir, s, ip string, zones []Zone) {
 	tb.Helper()
+	for _, z := range zones {
+		if z.TCPOnly && s != "knot" {
+			tb.Fatalf("interop: %s cannot serve %s over TCP only", s, z.Apex)
+		}
+	}
 	var conf strings.Builder
 	var prog string
 	var args []string
@@ -145,17 +191,19 @@ func startAuth(tb testing.TB, dir, s, ip string, apexes []string) {
 	case "bind":
 		fmt.Fprintf(&conf, "options {\n directory %q;\n listen-on port 53 { %s; };\n listen-on-v6 { none; };\n recursion no;\n", dir, ip)
 		fmt.Fprintf(&conf, " pid-file %q;\n session-keyfile %q;\n dnssec-validation no;\n};\ncontrols { };\n", dir+"/named.pid", dir+"/session.key")
-		for _, a := range apexes {
+		for _, z := range zones {
+			a := z.Apex
 			fmt.Fprintf(&conf, "zone %q { type primary; file %q; };\n", a, zoneFile(a))
 		}
 		prog, args = "named", []string{"-g", "-c", filepath.Join(dir, "named.conf")}
 		AddLoopback(tb, ip)
 		writeFile(tb, dir, "named.conf", []byte(conf.String()))
 	case "nsd":
-		fmt.Fprintf(&conf, "server:\n ip-address: %s\n port: 53\n username: \"\"\n zonesdir: %q\n database: \"\"\n", ip, dir)
+		fmt.Fprintf(&conf, "server:\n ip-address: %s\n port: 53\n username: \"\"\n zonesdir: %q\n database: \"\"\n rrl-ratelimit: 0\n", ip, dir)
 		fmt.Fprintf(&conf, " pidfile: \"%s/nsd.pid\"\n zonelistfile: \"%s/zone.list\"\n xfrdfile: \"%s/xfrd.state\"\n xfrdir: %q\n", dir, dir, dir, dir)
 		conf.WriteString("remote-control:\n control-enable: no\n")
-		for _, a := range apexes {
+		for _, z := range zones {
+			a := z.Apex
 			fmt.Fprintf(&conf, "zone:\n name: %q\n zonefile: %q\n", a, zoneFile(a))
 		}
 		prog, args = "nsd", []string{"-d", "-c", filepath.Join(dir, "nsd.conf")}
@@ -163,14 +211,18 @@ func startAuth(tb testing.TB, dir, s, ip string, apexes []string) {
 	case "knot":
 		fmt.Fprintf(&conf, "server:\n  listen: %s@53\n  rundir: %q\ndatabase:\n  storage: %q\n", ip, dir, dir)
 		fmt.Fprintf(&conf, "template:\n  - id: default\n    storage: %q\n    file: \"%%s.zone\"\nzone:\n", dir)
-		for _, a := range apexes {
-			fmt.Fprintf(&conf, "  - domain: %s\n", a)
+		for _, z := range zones {
+			fmt.Fprintf(&conf, "  - domain: %s\n", z.Apex)
+			if z.TCPOnly {
+				conf.WriteString("    module: mod-noudp\n")
+			}
 		}
 		prog, args = "knotd", []string{"-c", filepath.Join(dir, "knot.conf")}
 		writeFile(tb, dir, "knot.conf", []byte(conf.String()))
 	case "pdns":
 		var named strings.Builder
-		for _, a := range apexes {
+		for _, z := range zones {
+			a := z.Apex
 			fmt.Fprintf(&named, "zone %q { type master; file %q; };\n", a, filepath.Join(dir, zoneFile(a)))
 		}
 		writeFile(tb, dir, "named.conf", []byte(named.String()))

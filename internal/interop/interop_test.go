@@ -23,25 +23,6 @@ import (
 	"github.com/spyder-crawler/spyder/host"
 )
 
-// pageSteps are the page step's statuses a correct crawl records where
-// it is not "ok".
-var pageSteps = map[string]string{
-	"gz.nginx.test":        spyder.StatusRobotsBlocked,
-	"r500.nginx.test":      spyder.StatusRobotsBlocked,
-	"big.nginx.test":       spyder.StatusRobotsBlocked,
-	"deflate.apache.test":  spyder.StatusRobotsBlocked,
-	"br.lighttpd.test":     spyder.StatusRobotsBlocked,
-	"rredir.lighttpd.test": spyder.StatusRobotsBlocked,
-	"loop.haproxy.test":    spyder.StatusTooManyRedirects,
-	"chain6.haproxy.test":  spyder.StatusTooManyRedirects,
-	"empty.nginx.test":     spyder.StatusNotHTML,
-	"gz.caddy.test":        spyder.StatusRobotsBlocked,
-	"gz.h2o.test":          spyder.StatusRobotsBlocked,
-	"gz.haproxy.test":      spyder.StatusRobotsBlocked,
-	"r503.apache.test":     spyder.StatusRobotsBlocked,
-	"br.apache.test":       spyder.StatusRobotsBlocked,
-}
-
 // world is a started interop world.
 type world struct {
 	net      Net
@@ -55,7 +36,7 @@ type world struct {
 // startWorld issues the certificates, writes the zones and configurations
 // and starts every server.
 func startWorld(t *testing.T) *world {
-	RequireTools(t, "nginx", "apache2", "lighttpd", "haproxy", "caddy", "h2o", "unbound", "nsd", "knotd", "named", "pdns_server", "ip")
+	RequireTools(t, "nginx", "apache2", "lighttpd", "haproxy", "caddy", "h2o", "openssl", "dnssec-keygen", "dnssec-signzone", "dnssec-dsfromkey", "unbound", "nsd", "knotd", "named", "pdns_server", "ip")
 	dir := t.TempDir()
 	// Apache's workers run as www-data: they must reach the files.
 	for d := dir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
@@ -66,9 +47,16 @@ func startWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w := &world{net: freeNet(t), ca: ca, sites: map[string]*Site{}, names: map[string]Name{}}
-	ss := sites()
+	ss := append(sites(), moreSites()...)
+	if len(ss) > 254 {
+		t.Fatalf("interop: %d sites; the world's /24 of site addresses holds 254", len(ss))
+	}
 	for i, s := range ss {
 		s.IP = w.net.WebIP(i + 1)
+		if s.IP6 {
+			s.IP = w.net.WebIP6(i + 1)
+			AddLoopback(t, s.IP)
+		}
 		spec := s.Cert
 		if spec.Names == nil {
 			spec.Names = []string{s.Host}
@@ -90,9 +78,12 @@ func startWorld(t *testing.T) *world {
 		}
 	}
 	for apex, servers := range zones {
-		zs = append(zs, Zone{Apex: apex, Servers: servers, Records: w.records(apex)})
+		zs = append(zs, Zone{Apex: apex, Servers: servers, Records: w.records(apex), TCPOnly: tcpOnly[apex], Signed: signed[apex]})
 	}
-	extra = append(extra, "lame.test. 300 IN NS ns-dead.test.", "ns-dead.test. 300 IN A "+w.net.DeadIP(), "refused.test. 300 IN NS ns-nsd.test.")
+	zs = append(zs, Zone{Apex: "bogus.test", Servers: []string{"nsd"}, Signed: true, BadDS: true,
+		Records: []string{"bogus.test. 300 IN A " + w.sites["nginx.test"].IP}})
+	extra = append(extra, "lame.test. 300 IN NS ns-dead.test.", "ns-dead.test. 300 IN A "+w.net.DeadIP(), "refused.test. 300 IN NS ns-nsd.test.",
+		"refused-knot.test. 300 IN NS ns-knot.test.", "refused-pdns.test. 300 IN NS ns-pdns.test.")
 	w.resolver = StartDNS(t, dir, w.net, zs, extra)
 	StartWeb(t, dir, ss)
 	return w
@@ -113,7 +104,7 @@ func (w *world) records(apex string) []string {
 	for _, s := range w.sites {
 		if host.Name(s.Host).Apex() == host.Name(apex) {
 			if _, named := w.names[s.Host]; !named {
-				rs = append(rs, s.Host+". 300 IN A "+s.IP)
+				rs = append(rs, s.Host+". 300 IN "+s.rr()+" "+s.IP)
 			}
 		}
 	}
@@ -126,7 +117,11 @@ func (w *world) records(apex string) []string {
 			owner = "*." + owner
 		}
 		if n.Site != "" {
-			rs = append(rs, owner+" 300 IN A "+w.sites[n.Site].IP)
+			site := w.sites[n.Site]
+			rs = append(rs, owner+" 300 IN "+site.rr()+" "+site.IP)
+		}
+		if n.DeadA {
+			rs = append(rs, owner+" 300 IN A "+w.net.DeadIP())
 		}
 		if n.CNAME != "" {
 			rs = append(rs, owner+" 300 IN CNAME "+n.CNAME+".")
@@ -192,11 +187,14 @@ func (w *world) crawlWithCrawler(t *testing.T) {
 			var steps []string
 			for _, st := range r.Outcome.Steps {
 				steps = append(steps, st.Step+"="+st.Status)
+				if st.Step == spyder.StepTLS && st.Status == spyder.StatusTLSError {
+					steps = append(steps, "("+st.Detail+")")
+				}
 			}
 			t.Logf("%-26s %s", r.Host, strings.Join(steps, " "))
 		}
-		if r.Host == "lighttpd.test" && (len(r.Domains) == 0 || len(r.Domains[0].TXT) != len(bigTXT)) {
-			t.Errorf("lighttpd.test: TXT records = %d, want %d (a set only TCP carries)", len(r.Domains[0].TXT), len(bigTXT))
+		if n, ok := w.names[string(r.Host)]; ok && len(n.TXT) > 0 && (len(r.Domains) == 0 || len(r.Domains[0].TXT) != len(n.TXT)) {
+			t.Errorf("%s: TXT records = %d, want %d", r.Host, len(r.Domains[0].TXT), len(n.TXT))
 		}
 	}
 	compareEdges(t, w.expected(), got)
@@ -248,6 +246,9 @@ func (w *world) checkSteps(t *testing.T, r spyder.HostOutcome) {
 		for k, v := range n.Steps {
 			want[k] = v
 		}
+		if n.NoCert && !strings.Contains(r.Steps[1].Detail, "server error") {
+			t.Errorf("%s: tls step detail %q, want it to say server error", r.Host, r.Steps[1].Detail)
+		}
 	}
 	if s := w.sites[string(r.Host)]; s != nil {
 		want[spyder.StepTLS] = spyder.StatusOK
@@ -255,8 +256,8 @@ func (w *world) checkSteps(t *testing.T, r spyder.HostOutcome) {
 			want[spyder.StepTLS] = spyder.StatusUnverified
 		}
 		want[spyder.StepPage] = spyder.StatusOK
-		if p, ok := pageSteps[s.Host]; ok {
-			want[spyder.StepPage] = p
+		if s.PageStep != "" {
+			want[spyder.StepPage] = s.PageStep
 		}
 		if s.TLSFail != "" {
 			want[spyder.StepTLS], want[spyder.StepPage] = spyder.StatusTLSError, spyder.StatusTLSError
@@ -267,7 +268,7 @@ func (w *world) checkSteps(t *testing.T, r spyder.HostOutcome) {
 	}
 	for _, st := range r.Steps {
 		if wv, ok := want[st.Step]; ok && !slices.Contains(strings.Split(wv, "|"), st.Status) {
-			t.Errorf("%s: step %s = %s (%s), want %s", r.Host, st.Step, st.Status, st.Detail, wv)
+			t.Errorf("%s: step %s = %s (%s), want %s; dns step: %s (%s)", r.Host, st.Step, st.Status, st.Detail, wv, r.Steps[0].Status, r.Steps[0].Detail)
 		}
 	}
 }
@@ -297,7 +298,10 @@ func (w *world) expected() []spyder.Edge {
 			continue
 		}
 		add(spyder.ResolvesTo, h, site.IP)
-		if site.TLSFail != "" {
+		if n.DeadA {
+			add(spyder.ResolvesTo, h, w.net.DeadIP())
+		}
+		if site.TLSFail != "" || n.NoCert {
 			continue
 		}
 		add(spyder.UsesCert, h, site.Leaf.SPKI)

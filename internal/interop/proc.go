@@ -120,15 +120,20 @@ func writeFile(tb testing.TB, dir, name string, data []byte) string {
 	return p
 }
 
-// AddLoopback gives the loopback interface the address ip (/32) until tb
-// ends, for servers that listen only on addresses an interface holds
-// (BIND): the rest of 127.0.0.0/8 is reachable, but no interface holds it.
+// AddLoopback gives the loopback interface the address ip (/32, or /128
+// for IPv6) until tb ends, for servers that listen only on addresses an
+// interface holds (BIND; every server on IPv6): the rest of 127.0.0.0/8 is
+// reachable, but no interface holds it, and IPv6 loopback is ::1 alone.
 func AddLoopback(tb testing.TB, ip string) {
 	tb.Helper()
 	// An address left by a test that was killed is taken over.
-	out, err := exec.Command("ip", "addr", "add", ip+"/32", "dev", "lo").CombinedOutput()
+	prefix := ip + "/32"
+	if strings.Contains(ip, ":") {
+		prefix = ip + "/128"
+	}
+	out, err := exec.Command("ip", "addr", "add", prefix, "dev", "lo").CombinedOutput()
 	if err != nil && !strings.Contains(string(out), "File exists") {
 		tb.Fatalf("interop: ip addr add %s: %v: %s", ip, err, out)
 	}
-	tb.Cleanup(func() { exec.Command("ip", "addr", "del", ip+"/32", "dev", "lo").Run() })
+	tb.Cleanup(func() { exec.Command("ip", "addr", "del", prefix, "dev", "lo").Run() })
 }

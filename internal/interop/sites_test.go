@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spyder-crawler/spyder"
+
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
@@ -55,7 +57,7 @@ func sites() []*Site {
 		{Host: "nginx.test", Server: "nginx", Key: RSA2048, Cert: LeafSpec{Names: []string{"nginx.test", "www.nginx.test"}}, Robots: allowAll,
 			Page:  Resource{Body: page("", "https://apache.test/", "https://www.lighttpd.test/x", "//haproxy.test/y", "/about", "mailto:a@b.test")},
 			Links: []string{"nginx.test", "apache.test", "www.lighttpd.test", "haproxy.test"}, Verified: true},
-		{Host: "gz.nginx.test", Server: "nginx", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
+		{Host: "gz.nginx.test", PageStep: spyder.StatusRobotsBlocked, Server: "nginx", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
 			Page: linkOnly("invented.test"), Verified: true},
 		{Host: "gzpage.nginx.test", Server: "nginx", Robots: allowAll,
 			Page: Resource{Encoding: "gzip", Body: page("", "https://gzip-linked.test/")}, Links: []string{"gzip-linked.test"}, Verified: true},
@@ -70,8 +72,8 @@ func sites() []*Site {
 		{Host: "utf16.nginx.test", Server: "nginx", Robots: allowAll,
 			Page:  Resource{Type: "text/html; charset=utf-16", Body: in(unicode.UTF16(unicode.LittleEndian, unicode.UseBOM), page("", "https://utf16-linked.test/"))},
 			Links: []string{"utf16-linked.test"}, Verified: true},
-		{Host: "r500.nginx.test", Server: "nginx", Robots: Resource{Status: 500}, Page: linkOnly("invented.test"), Verified: true},
-		{Host: "big.nginx.test", Server: "nginx", Robots: Resource{Type: "text/plain", Body: bigRobots}, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "r500.nginx.test", PageStep: spyder.StatusRobotsBlocked, Server: "nginx", Robots: Resource{Status: 500}, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "big.nginx.test", PageStep: spyder.StatusRobotsBlocked, Server: "nginx", Robots: Resource{Type: "text/plain", Body: bigRobots}, Page: linkOnly("invented.test"), Verified: true},
 		{Host: "x448.nginx.test", Server: "nginx", Groups: "X448", Robots: allowAll, Page: linkOnly("invented.test"),
 			TLSFail: "no common key exchange group"},
 		{Host: "tls10.nginx.test", Server: "nginx", TLS10: true, Robots: allowAll, Page: linkOnly("invented.test"),
@@ -98,7 +100,7 @@ func sites() []*Site {
 		{Host: "sjis.nginx.test", Server: "nginx", Robots: allowAll,
 			Page:  Resource{Type: "text/html; charset=Shift_JIS", Body: in(japanese.ShiftJIS, page("", "http://例え.test/"))},
 			Links: []string{"xn--r8jz45g.test"}, Verified: true},
-		{Host: "empty.nginx.test", Server: "nginx", Robots: allowAll, Page: Resource{Status: 204}, Verified: true},
+		{Host: "empty.nginx.test", PageStep: spyder.StatusNotHTML, Server: "nginx", Robots: allowAll, Page: Resource{Status: 204}, Verified: true},
 		{Host: "nointer.nginx.test", Server: "nginx", Cert: LeafSpec{NoInter: true}, Robots: allowAll, Page: linkOnly("nointer-linked.test"),
 			Links: []string{"nointer-linked.test"}},
 
@@ -106,7 +108,7 @@ func sites() []*Site {
 		{Host: "apache.test", Server: "apache", Key: RSA4096, Robots: allowAll,
 			Page:  Resource{Type: "TEXT/HTML; Charset=UTF-8", Body: page(`<base href="https://cdn.lighttpd.test/">`, "a.html", "https://nginx.test/")},
 			Links: []string{"cdn.lighttpd.test", "nginx.test"}, Verified: true},
-		{Host: "deflate.apache.test", Server: "apache", Robots: Resource{Type: "text/plain", Encoding: "deflate", Body: disallowAll},
+		{Host: "deflate.apache.test", PageStep: spyder.StatusRobotsBlocked, Server: "apache", Robots: Resource{Type: "text/plain", Encoding: "deflate", Body: disallowAll},
 			Page: linkOnly("invented.test"), Verified: true},
 		{Host: "deflatepage.apache.test", Server: "apache", Robots: allowAll,
 			Page: Resource{Encoding: "deflate", Body: page("", "https://deflate-linked.test/")}, Links: []string{"deflate-linked.test"}, Verified: true},
@@ -126,8 +128,8 @@ func sites() []*Site {
 			Links: []string{"ed25519a-linked.test"}, Verified: true},
 		{Host: "nointer.apache.test", Server: "apache", Cert: LeafSpec{NoInter: true}, Robots: allowAll, Page: linkOnly("nointera-linked.test"),
 			Links: []string{"nointera-linked.test"}},
-		{Host: "r503.apache.test", Server: "apache", Robots: Resource{Status: 503}, Page: linkOnly("invented.test"), Verified: true},
-		{Host: "br.apache.test", Server: "apache", Robots: Resource{Type: "text/plain", Encoding: "br", Body: disallowAll},
+		{Host: "r503.apache.test", PageStep: spyder.StatusRobotsBlocked, Server: "apache", Robots: Resource{Status: 503}, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "br.apache.test", PageStep: spyder.StatusRobotsBlocked, Server: "apache", Robots: Resource{Type: "text/plain", Encoding: "br", Body: disallowAll},
 			Page: linkOnly("invented.test"), Verified: true},
 		{Host: "tls12rsa.apache.test", Server: "apache", Key: RSA2048, TLS12: true, Groups: "P-384", Robots: allowAll,
 			Page: linkOnly("tls12rsa-linked.test"), Links: []string{"tls12rsa-linked.test"}, Verified: true},
@@ -135,7 +137,7 @@ func sites() []*Site {
 		// lighttpd
 		{Host: "lighttpd.test", Server: "lighttpd", Groups: "P-256", Robots: allowAll, Page: linkOnly("nginx.test", "apache.test"),
 			Links: []string{"nginx.test", "apache.test"}, Verified: true},
-		{Host: "br.lighttpd.test", Server: "lighttpd", Robots: Resource{Type: "text/plain", Encoding: "br", Body: disallowAll},
+		{Host: "br.lighttpd.test", PageStep: spyder.StatusRobotsBlocked, Server: "lighttpd", Robots: Resource{Type: "text/plain", Encoding: "br", Body: disallowAll},
 			Page: linkOnly("invented.test"), Verified: true},
 		{Host: "brpage.lighttpd.test", Server: "lighttpd", Robots: allowAll,
 			Page: Resource{Encoding: "br", Body: page("", "https://br-linked.test/")}, Links: []string{"br-linked.test"}, Verified: true},
@@ -146,13 +148,13 @@ func sites() []*Site {
 			Links: []string{"p384l-linked.test"}, Verified: true},
 		{Host: "tls12.lighttpd.test", Server: "lighttpd", Key: P384, TLS12: true, Robots: allowAll, Page: linkOnly("tls12l-linked.test"),
 			Links: []string{"tls12l-linked.test"}, Verified: true},
-		{Host: "rredir.lighttpd.test", Server: "lighttpd", Robots: Resource{Status: 301, Location: "https://gz.nginx.test/robots.txt"},
+		{Host: "rredir.lighttpd.test", PageStep: spyder.StatusRobotsBlocked, Server: "lighttpd", Robots: Resource{Status: 301, Location: "https://gz.nginx.test/robots.txt"},
 			Page: linkOnly("invented.test"), Verified: true},
 
 		// Caddy (Go's crypto/tls)
 		{Host: "caddy.test", Server: "caddy", Robots: allowAll, Page: linkOnly("h2o.test", "nginx.test"),
 			Links: []string{"h2o.test", "nginx.test"}, Verified: true},
-		{Host: "gz.caddy.test", Server: "caddy", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
+		{Host: "gz.caddy.test", PageStep: spyder.StatusRobotsBlocked, Server: "caddy", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
 			Page: linkOnly("invented.test"), Verified: true},
 		{Host: "brpage.caddy.test", Server: "caddy", Robots: allowAll,
 			Page: Resource{Encoding: "br", Body: page("", "https://brc-linked.test/")}, Links: []string{"brc-linked.test"}, Verified: true},
@@ -168,7 +170,7 @@ func sites() []*Site {
 		// h2o
 		{Host: "h2o.test", Server: "h2o", Key: RSA2048, Robots: allowAll, Page: linkOnly("caddy.test", "h2o.test"),
 			Links: []string{"caddy.test", "h2o.test"}, Verified: true},
-		{Host: "gz.h2o.test", Server: "h2o", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
+		{Host: "gz.h2o.test", PageStep: spyder.StatusRobotsBlocked, Server: "h2o", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
 			Page: linkOnly("invented.test"), Verified: true},
 		{Host: "deflatepage.h2o.test", Server: "h2o", Robots: allowAll,
 			Page: Resource{Encoding: "deflate", Body: page("", "https://deflateh-linked.test/")}, Links: []string{"deflateh-linked.test"}, Verified: true},
@@ -183,7 +185,7 @@ func sites() []*Site {
 			Links: []string{"nginx.test"}, Verified: true},
 		{Host: "htmlrobots.haproxy.test", Server: "haproxy", Robots: Resource{Body: page("", "https://robots-page-link.test/")},
 			Page: linkOnly("htmlrobots-linked.test"), Links: []string{"htmlrobots-linked.test"}, Verified: true},
-		{Host: "loop.haproxy.test", Server: "haproxy", Robots: allowAll, Page: Resource{Status: 302, Location: "/"}, Verified: true},
+		{Host: "loop.haproxy.test", PageStep: spyder.StatusTooManyRedirects, Server: "haproxy", Robots: allowAll, Page: Resource{Status: 302, Location: "/"}, Verified: true},
 		{Host: "self.haproxy.test", Server: "haproxy", Cert: LeafSpec{Self: true}, Robots: allowAll, Page: linkOnly("self-linked.test"),
 			Links: []string{"self-linked.test"}},
 		{Host: "expired.haproxy.test", Server: "haproxy", Cert: LeafSpec{Expired: true}, Robots: allowAll, Page: linkOnly("expired-linked.test"),
@@ -195,13 +197,13 @@ func sites() []*Site {
 			RedirectsTo: [][2]string{{"protorel.haproxy.test", "lighttpd.test"}}, Links: []string{"nginx.test", "apache.test"}, Verified: true},
 		{Host: "r401.haproxy.test", Server: "haproxy", Robots: Resource{Status: 401}, Page: linkOnly("r401-linked.test"),
 			Links: []string{"r401-linked.test"}, Verified: true},
-		{Host: "gz.haproxy.test", Server: "haproxy", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
+		{Host: "gz.haproxy.test", PageStep: spyder.StatusRobotsBlocked, Server: "haproxy", Robots: Resource{Type: "text/plain", Encoding: "gzip", Body: disallowAll},
 			Page: linkOnly("invented.test"), Verified: true},
 		{Host: "rsa4096.haproxy.test", Server: "haproxy", Key: RSA4096, TLS12: true, Robots: allowAll, Page: linkOnly("rsa4096-linked.test"),
 			Links: []string{"rsa4096-linked.test"}, Verified: true},
 		{Host: "chain5.haproxy.test", Server: "haproxy", Chain: 5, Robots: allowAll, Page: linkOnly("chain5-linked.test"),
 			Links: []string{"chain5-linked.test"}, Verified: true},
-		{Host: "chain6.haproxy.test", Server: "haproxy", Chain: 6, Robots: allowAll, Page: linkOnly("invented.test"), Verified: true},
+		{Host: "chain6.haproxy.test", PageStep: spyder.StatusTooManyRedirects, Server: "haproxy", Chain: 6, Robots: allowAll, Page: linkOnly("invented.test"), Verified: true},
 		{Host: "latin1.haproxy.test", Server: "haproxy", Robots: allowAll,
 			Page:  Resource{Type: "text/html; charset=ISO-8859-1", Body: in(charmap.ISO8859_1, page("", "https://straße.test/"))},
 			Links: []string{"xn--strae-oqa.test"}, Verified: true},
@@ -219,6 +221,13 @@ type Name struct {
 	MX         []string
 	TXT        []string
 	Wildcard   bool // the records are owned by *.Host, and the crawl visits any.Host
+	// NoCert says the name's server has no certificate for it and ends
+	// the handshake (Caddy, which has no default certificate).
+	NoCert bool
+	// DeadA gives the name an A record to an address where nothing
+	// listens, beside its site's (IPv6) address: the crawl must go on to
+	// the next address.
+	DeadA bool
 	// Steps are the statuses a correct crawl's steps end with, where the
 	// test checks them.
 	Steps map[string]string
@@ -250,10 +259,41 @@ func names() []Name {
 			TXT: []string{"v=spf1 mx -all", "site-verification=interop"}},
 		{Host: "wild.haproxy.test", Zone: "haproxy.test", Site: "haproxy.test", Wildcard: true},
 		{Host: "lame.test", Steps: map[string]string{"dns": "timeout|servfail", "page": "timeout|servfail"}},
+		{Host: "bogus.test", Steps: map[string]string{"dns": "servfail", "page": "servfail"}},
+		{Host: "dual.nginx.test", Zone: "nginx.test", Site: "v6.nginx.test", DeadA: true},
 		{Host: "refused.test", Steps: map[string]string{"dns": "servfail", "page": "servfail"}},
-		{Host: "dangling.nginx.test", Zone: "nginx.test", CNAME: "gone.nginx.test", Steps: map[string]string{"dns": "ok", "page": "no_address"}},
+		{Host: "refused-knot.test", Steps: map[string]string{"dns": "servfail", "page": "servfail"}},
+		{Host: "refused-pdns.test", Steps: map[string]string{"dns": "servfail", "page": "servfail"}},
+		{Host: "dangling.nginx.test", Zone: "nginx.test", CNAME: "gone.nginx.test", Steps: noAddress},
+		{Host: "dangling.apache.test", Zone: "apache.test", CNAME: "gone.apache.test", Steps: noAddress},
+		{Host: "dangling.caddy.test", Zone: "caddy.test", CNAME: "gone.caddy.test", Steps: noAddress},
+		{Host: "chain.nginx.test", Zone: "nginx.test", CNAME: "c2.nginx.test"},
+		{Host: "c2.nginx.test", Zone: "nginx.test", CNAME: "c3.nginx.test"},
+		{Host: "c3.nginx.test", Zone: "nginx.test", CNAME: "nginx.test"},
+		{Host: "chain.lighttpd.test", Zone: "lighttpd.test", CNAME: "c2.lighttpd.test"},
+		{Host: "c2.lighttpd.test", Zone: "lighttpd.test", CNAME: "c3.lighttpd.test"},
+		{Host: "c3.lighttpd.test", Zone: "lighttpd.test", CNAME: "lighttpd.test"},
+		{Host: "wild.lighttpd.test", Zone: "lighttpd.test", Site: "lighttpd.test", Wildcard: true},
+		{Host: "alias.caddy.test", Zone: "caddy.test", CNAME: "caddy.test", NoCert: true,
+			Steps: map[string]string{"tls": "tls_error", "page": "tls_error"}},
+		{Host: "bigtxt.nginx.test", Zone: "nginx.test", TXT: bigTXT, Steps: noAddress},
+		{Host: "bigtxt.apache.test", Zone: "apache.test", TXT: bigTXT, Steps: noAddress},
+		{Host: "knot-tcp.test", Zone: "knot-tcp.test", Site: "knot-tcp.test", MX: []string{"mx.knot-tcp.test"}, TXT: []string{"v=spf1 -all"}},
+		{Host: "mx.knot-tcp.test", Zone: "knot-tcp.test", Site: "knot-tcp.test"},
+		{Host: "alias.knot-tcp.test", Zone: "knot-tcp.test", CNAME: "knot-tcp.test"},
+		{Host: "bigtxt.knot-tcp.test", Zone: "knot-tcp.test", TXT: bigTXT, Steps: noAddress},
 	}
 }
+
+// noAddress are the steps of a name that resolves to no address.
+var noAddress = map[string]string{"dns": "ok", "page": "no_address"}
+
+// signed are the zones signed with DNSSEC (beside the root and test.);
+// bogus.test is signed with a DS in test. that matches none of its keys.
+var signed = map[string]bool{"nginx.test": true, "apache.test": true, "haproxy.test": true}
+
+// tcpOnly are the zones whose server answers only over TCP (see Zone).
+var tcpOnly = map[string]bool{"knot-tcp.test": true}
 
 // zones are the world's zones and their servers: every site's host is in
 // the zone of its apex.
@@ -264,4 +304,5 @@ var zones = map[string][]string{
 	"haproxy.test":  {"nsd", "knot"},
 	"caddy.test":    {"pdns"},
 	"h2o.test":      {"knot", "pdns"},
+	"knot-tcp.test": {"knot"},
 }

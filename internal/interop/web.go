@@ -16,7 +16,11 @@ func nginxConf(dir string, sites []*Site) string {
 		fmt.Fprintf(&b, " %s_temp_path %s/nginx-%s;\n", t, dir, t)
 	}
 	for _, s := range sites {
-		fmt.Fprintf(&b, " server {\n  listen %s:443 ssl;\n  server_name %s;\n  root %s;\n", s.IP, s.Host, filepath.Join(dir, "www", s.Host))
+		ssl := " ssl"
+		if s.Plain {
+			ssl = ""
+		}
+		fmt.Fprintf(&b, " server {\n  listen %s%s;\n  server_name %s;\n  root %s;\n", s.addr(), ssl, s.Host, filepath.Join(dir, "www", s.Host))
 		fmt.Fprintf(&b, "  ssl_certificate %s;\n  ssl_certificate_key %s;\n", s.Leaf.ChainFile, s.Leaf.KeyFile)
 		switch {
 		case s.TLS10:
@@ -33,7 +37,12 @@ func nginxConf(dir string, sites []*Site) string {
 		}
 		b.WriteString(s.Extra)
 		nginxLocation(&b, "/robots.txt", "/robots.txt", s.Robots)
-		nginxLocation(&b, "/", "/index.html", s.Page)
+		page := "/"
+		for i := range s.Chain {
+			fmt.Fprintf(&b, "  location = %s {\n   return 302 /%d;\n  }\n", page, i+1)
+			page = fmt.Sprintf("/%d", i+1)
+		}
+		nginxLocation(&b, page, "/index.html", s.Page)
 		b.WriteString("  location / {\n   types { }\n   default_type text/html;\n  }\n }\n")
 		if s.HTTP {
 			fmt.Fprintf(&b, " server {\n  listen %s:80;\n  return 301 https://$host$request_uri;\n }\n", s.IP)
@@ -61,7 +70,7 @@ func nginxLocation(b *strings.Builder, path, file string, r Resource) {
 }
 
 // apacheModules are the modules the Apache configuration loads.
-var apacheModules = []string{"mpm_event", "authz_core", "mime", "headers", "ssl", "socache_shmcb", "rewrite", "dir", "alias"}
+var apacheModules = []string{"mpm_event", "authz_core", "mime", "headers", "ssl", "socache_shmcb", "rewrite", "dir", "alias", "include", "filter"}
 
 // apacheConf is an Apache httpd configuration serving sites, each on its
 // own address. Its workers run as www-data, as Debian's do.
@@ -75,7 +84,7 @@ func apacheConf(dir string, sites []*Site) string {
 	b.WriteString("DirectoryIndex index.html\nSSLSessionCache none\n")
 	for _, s := range sites {
 		root := filepath.Join(dir, "www", s.Host)
-		fmt.Fprintf(&b, "Listen %s:443 https\n<VirtualHost %s:443>\n ServerName %s\n DocumentRoot %s\n", s.IP, s.IP, s.Host, root)
+		fmt.Fprintf(&b, "Listen %s https\n<VirtualHost %s>\n ServerName %s\n DocumentRoot %s\n", s.addr(), s.addr(), s.Host, root)
 		fmt.Fprintf(&b, " SSLEngine on\n SSLCertificateFile %s\n SSLCertificateKeyFile %s\n", s.Leaf.ChainFile, s.Leaf.KeyFile)
 		switch {
 		case s.TLS12:
@@ -94,13 +103,19 @@ func apacheConf(dir string, sites []*Site) string {
 		b.WriteString(" </Directory>\n RewriteEngine on\n")
 		apacheRewrite(&b, `^/robots\.txt$`, s.Robots)
 		apacheRewrite(&b, `^/$`, s.Page)
-		b.WriteString("</VirtualHost>\n")
+		b.WriteString(s.Extra + "</VirtualHost>\n")
+		if s.HTTP {
+			fmt.Fprintf(&b, "Listen %s:80\n<VirtualHost %s:80>\n Redirect 301 / https://%s/\n</VirtualHost>\n", s.IP, s.IP, s.Host)
+		}
 	}
 	return b.String()
 }
 
 func apacheFiles(b *strings.Builder, file string, r Resource) {
-	fmt.Fprintf(b, "  <Files %q>\n   ForceType %q\n", file, r.contentType())
+	fmt.Fprintf(b, "  <Files %q>\n", file)
+	if t := r.contentType(); t != "" {
+		fmt.Fprintf(b, "   ForceType %q\n", t)
+	}
 	if r.Encoding != "" {
 		fmt.Fprintf(b, "   Header set Content-Encoding %s\n", r.Encoding)
 	}
@@ -126,9 +141,12 @@ func lighttpdConf(dir string, sites []*Site) string {
 	fmt.Fprintf(&b, "server.document-root = %q\nserver.pid-file = \"%s/lighttpd.pid\"\nserver.errorlog = \"%s/lighttpd-error.log\"\n", dir, dir, dir)
 	b.WriteString("index-file.names = (\"index.html\")\n")
 	for _, s := range sites {
-		fmt.Fprintf(&b, "$SERVER[\"socket\"] == \"%s:443\" {\n ssl.engine = \"enable\"\n", s.IP)
+		fmt.Fprintf(&b, "$SERVER[\"socket\"] == \"%s\" {\n ssl.engine = \"enable\"\n", s.addr())
 		fmt.Fprintf(&b, " ssl.pemfile = %q\n ssl.privkey = %q\n server.document-root = %q\n", s.Leaf.ChainFile, s.Leaf.KeyFile, filepath.Join(dir, "www", s.Host))
 		conf := `"MinProtocol" => "TLSv1.2"`
+		if s.TLS13 {
+			conf = `"MinProtocol" => "TLSv1.3"`
+		}
 		if s.TLS12 {
 			conf += `, "MaxProtocol" => "TLSv1.2"`
 		}
@@ -136,6 +154,9 @@ func lighttpdConf(dir string, sites []*Site) string {
 			conf += fmt.Sprintf(`, "Groups" => %q`, s.Groups)
 		}
 		fmt.Fprintf(&b, " ssl.openssl.ssl-conf-cmd = (%s)\n", conf)
+		if s.HTTP10 {
+			b.WriteString(" server.protocol-http11 = \"disable\"\n")
+		}
 		lighttpdURL(&b, `^/robots\.txt$`, s.Robots)
 		lighttpdURL(&b, `^/(index\.html)?$`, s.Page)
 		b.WriteString("}\n")
@@ -163,6 +184,9 @@ func haproxyConf(dir string, sites []*Site) string {
 	b.WriteString("global\n maxconn 256\ndefaults\n mode http\n timeout client 10s\n timeout connect 5s\n timeout server 10s\n")
 	for _, s := range sites {
 		opts := "ssl-min-ver TLSv1.2"
+		if s.TLS13 {
+			opts = "ssl-min-ver TLSv1.3"
+		}
 		if s.TLS12 {
 			opts += " ssl-max-ver TLSv1.2"
 		}
@@ -174,6 +198,7 @@ func haproxyConf(dir string, sites []*Site) string {
 		} else {
 			fmt.Fprintf(&b, "frontend %s\n bind %s:443 ssl crt %s %s\n", s.Host, s.IP, s.Leaf.ChainFile, opts)
 		}
+		b.WriteString(s.Extra)
 		root := filepath.Join(dir, "www", s.Host)
 		haproxyRule(&b, "/robots.txt", filepath.Join(root, "robots.txt"), s.Robots)
 		if s.EarlyHint {
@@ -195,6 +220,8 @@ func haproxyRule(b *strings.Builder, path, file string, r Resource) {
 	switch {
 	case r.Location != "":
 		fmt.Fprintf(b, " http-request redirect location %s code %d %s\n", r.Location, r.status(), cond)
+	case r.status() == CloseStatus:
+		fmt.Fprintf(b, " http-request reject %s\n", cond)
 	case r.status() != 200:
 		fmt.Fprintf(b, " http-request return status %d %s\n", r.status(), cond)
 	default:
@@ -219,7 +246,7 @@ func StartWeb(tb testing.TB, dir string, sites []*Site) {
 	for server, ss := range by {
 		var ready []string
 		for _, s := range ss {
-			ready = append(ready, s.IP+":443")
+			ready = append(ready, s.addr())
 		}
 		switch server {
 		case "nginx":
@@ -240,6 +267,10 @@ func StartWeb(tb testing.TB, dir string, sites []*Site) {
 		case "h2o":
 			conf := writeFile(tb, dir, "h2o.conf", []byte(h2oConf(dir, ss)))
 			Start(tb, dir, server, ready, "h2o", "-c", conf)
+		case "openssl":
+			for _, s := range ss {
+				startSServer(tb, dir, s)
+			}
 		default:
 			tb.Fatalf("interop: unknown server %q", server)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // caddyCurves are Caddy's names of the OpenSSL group names sites use.
@@ -18,6 +19,9 @@ func caddyConf(dir string, sites []*Site) string {
 		fmt.Fprintf(&b, "https://%s {\n bind %s\n tls %s %s {\n", s.Host, s.IP, s.Leaf.ChainFile, s.Leaf.KeyFile)
 		if s.TLS12 {
 			b.WriteString("  protocols tls1.2 tls1.2\n")
+		}
+		if s.TLS13 {
+			b.WriteString("  protocols tls1.3\n")
 		}
 		if s.Groups != "" {
 			var cs []string
@@ -38,7 +42,8 @@ func caddyPath(b *strings.Builder, name, path string, r Resource) {
 	fmt.Fprintf(b, " @%s path %s\n handle @%s {\n", name, path, name)
 	switch {
 	case r.Location != "":
-		fmt.Fprintf(b, "  redir %s %d\n", r.Location, r.status())
+		// "*": a first argument starting with "/" would be a matcher.
+		fmt.Fprintf(b, "  redir * %s %d\n", r.Location, r.status())
 	case r.status() != 200:
 		fmt.Fprintf(b, "  respond %d\n", r.status())
 	default:
@@ -80,4 +85,16 @@ func h2oPath(b *strings.Builder, path, file string, r Resource) {
 	if r.Encoding != "" {
 		fmt.Fprintf(b, "        header.set: \"Content-Encoding: %s\"\n", r.Encoding)
 	}
+}
+
+// startSServer starts OpenSSL's own test server for s, in HTTP/1.0 mode
+// (s_server -WWW): it serves the files of s's directory by path as
+// "HTTP/1.0 200 ok" with a Content-Type by extension and no
+// Content-Length, closing the connection after each. It has no index
+// file: the front page "/" is an error text served as text/plain.
+func startSServer(tb testing.TB, dir string, s *Site) {
+	tb.Helper()
+	root := filepath.Join(dir, "www", s.Host)
+	Start(tb, root, "s_server", []string{s.addr()}, "openssl", "s_server", "-quiet", "-WWW",
+		"-accept", s.addr(), "-cert", s.Leaf.ChainFile, "-cert_chain", s.Leaf.ChainFile, "-key", s.Leaf.KeyFile)
 }

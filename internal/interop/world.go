@@ -6,6 +6,7 @@ import (
 	"compress/zlib"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,25 +32,30 @@ type Resource struct {
 // for. The expectations say what a correct crawl records for it.
 type Site struct {
 	Host   string
-	Server string  // "nginx", "apache", "lighttpd" or "haproxy"
+	Server string  // "nginx", "apache", "lighttpd", "haproxy", "caddy", "h2o" or "openssl"
 	Key    KeyKind // the certificate's key
 	Cert   LeafSpec
 	Groups string // the key exchange groups the server accepts (OpenSSL names); "" its default
 	TLS12  bool   // the server speaks TLS 1.2 only
 	TLS10  bool   // the server speaks TLS 1.0 only (nginx)
-	TLS13  bool   // the server speaks TLS 1.3 only (nginx, Apache)
-	// Extra is more of the server block's directives (nginx).
+	TLS13  bool   // the server speaks TLS 1.3 only (not h2o)
+	// Extra is more of the site's directives (nginx's server block,
+	// Apache's VirtualHost, HAProxy's frontend).
 	Extra string
 	Plain bool // the server speaks plain HTTP on port 443 (HAProxy)
 	// EarlyHint makes the server send a 103 Early Hints before the page
 	// (HAProxy).
 	EarlyHint bool
 	// Chain makes "/" the start of that many 302 redirects, "/" to "/1"
-	// and so on, the last serving the page (HAProxy).
+	// and so on, the last serving the page (HAProxy, nginx).
 	Chain int
 	// HTTP makes the server also listen on port 80, redirecting every
-	// request to https (nginx).
-	HTTP   bool
+	// request to https (nginx, Apache).
+	HTTP bool
+	// HTTP10 makes the server answer in HTTP/1.0 (lighttpd's
+	// server.protocol-http11 = "disable"): Content-Length and a closed
+	// connection after each response.
+	HTTP10 bool
 	Robots Resource
 	Page   Resource
 
@@ -57,11 +63,18 @@ type Site struct {
 	// (punycode), and RedirectsTo the REDIRECTS_TO edges, source → target.
 	Links       []string
 	RedirectsTo [][2]string
+	// PageStep is the page step's status a correct crawl records, when
+	// not "ok".
+	PageStep string
 	// Verified says whether the certificate verifies for Host.
 	Verified bool
 	// TLSFail, when set, is what the tls step's detail of a correct
 	// crawl says: the handshake fails, and nothing past it is recorded.
 	TLSFail string
+
+	// IP6 gives the site an IPv6 address (an AAAA record) rather than
+	// an IPv4 one (nginx, Apache, lighttpd, OpenSSL).
+	IP6 bool
 
 	IP   string // given by the world
 	Leaf *Leaf  // issued by the world
@@ -108,6 +121,11 @@ func encode(enc string, b []byte) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// CloseStatus is the Status of a resource whose request the server
+// answers by closing the connection, with no response (nginx's 444,
+// HAProxy's "http-request reject").
+const CloseStatus = 444
+
 // NoType is the Type of a resource served without a Content-Type.
 const NoType = "none"
 
@@ -128,4 +146,15 @@ func (r Resource) status() int {
 		return 200
 	}
 	return r.Status
+}
+
+// addr is the site's address and port 443, as "ip:443" or "[ip]:443".
+func (s *Site) addr() string { return net.JoinHostPort(s.IP, "443") }
+
+// rr is the type of the record holding the site's address.
+func (s *Site) rr() string {
+	if s.IP6 {
+		return "AAAA"
+	}
+	return "A"
 }
