@@ -251,7 +251,7 @@ func (p *Parquet) convert(path string) ([]string, error) {
 	if err := os.Remove(path); err != nil {
 		return w.Written(), fmt.Errorf("%s: %w", path, errtext.Path(err))
 	}
-	return w.Written(), syncDir(filepath.Join(p.dir, JournalDir))
+	return w.Written(), tables.SyncDir(filepath.Join(p.dir, JournalDir))
 }
 
 // readJournal calls add with each batch of the journal r.
@@ -339,13 +339,4 @@ func fileSafe(s string) string {
 		}
 		return '-'
 	}, s)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -216,7 +216,7 @@ func (p *part) finish() ([]string, error) {
 		files = append(files, final)
 	}
 	for _, t := range Names {
-		if err := syncDir(filepath.Join(p.dir, t)); err != nil {
+		if err := SyncDir(filepath.Join(p.dir, t)); err != nil {
 			return files, fmt.Errorf("parquet output: %w", err)
 		}
 	}
@@ -231,7 +231,10 @@ func (p *part) remove() {
 	}
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs the directory dir, so that a file just created or renamed
+// in it is still there after a crash (the rename of a synced part file is
+// durable only once its directory is).
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
