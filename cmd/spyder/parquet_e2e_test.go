@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/sink"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 	"github.com/spyder-crawler/spyder/tables"
 	"github.com/spyder-crawler/spyder/tables/tablestest"
 )
@@ -65,5 +67,62 @@ func TestE2E_FormatParquetAgreesWithJSON(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(out, sink.JournalDir, "*")); len(left) > 0 {
 		t.Errorf("journal left after a finished run: %v", left)
+	}
+}
+
+// TestE2E_FormatParquetFleet: two probes of a fleet crawl one Redis queue
+// into the same --out directory with --format parquet. Each writes part
+// files of its own, named for it, none overwriting the other's, and
+// together the tables hold the same rows as the batches both POSTed, as
+// DuckDB reads them.
+func TestE2E_FormatParquetFleet(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 120, Seed: 37, DNSLatency: 50 * time.Millisecond})
+	dir := t.TempDir()
+	lines := filepath.Join(dir, "posted.jsonl")
+	f, err := os.Create(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := sink.NewJSONSink(f, sink.FormatLines)
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var b spyder.Batch
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &b); err != nil {
+			t.Errorf("POST body is not a batch: %v", err)
+		}
+		mu.Lock()
+		js.WriteBatch(r.Context(), &b)
+		mu.Unlock()
+		rw.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	backend := []string{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t)}
+	runApp(t, append(append([]string{"queue", "seed"}, backend...), mustDomains(t, w.Seeds))...)
+	out := filepath.Join(dir, "graph")
+	var probes []*proc
+	for _, name := range []string{"p0", "p1"} {
+		args := append([]string{"run", "--probe", name, "--state-dir", filepath.Join(dir, name), "--exit-when-empty",
+			"--concurrency", "8", "--fixed-concurrency", "--out", out, "--format", "parquet", "--ingest", srv.URL}, backend...)
+		probes = append(probes, startSpyder(t, append(args, worldArgs(t, w)...)...))
+	}
+	for _, p := range probes {
+		if err := p.wait(t, 120*time.Second); err != nil {
+			t.Fatalf("spyder run: %v\n%s", err, p.log())
+		}
+	}
+	f.Close()
+	tablestest.CheckAgree(t, lines, out)
+	for _, tab := range []string{"edges", "probes"} {
+		parts, _ := filepath.Glob(filepath.Join(out, tab, "*.parquet"))
+		by := map[string]int{}
+		for _, p := range parts {
+			name, _, _ := strings.Cut(filepath.Base(p), "_")
+			by[name]++
+		}
+		if len(parts) != 2 || by["p0"] != 1 || by["p1"] != 1 {
+			t.Errorf("%s: part files %v; want one of each probe's, named for it", tab, parts)
+		}
 	}
 }
