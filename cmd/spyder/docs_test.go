@@ -109,7 +109,10 @@ func TestDocs_QueueVerbs(t *testing.T) {
 	}
 	text := string(data)
 	start := strings.Index(text, "### `spyder queue …`")
-	end := strings.Index(text[start:], "### Exit status")
+	end := -1
+	if start >= 0 {
+		end = strings.Index(text[start:], "### Exit status")
+	}
 	if start < 0 || end < 0 {
 		t.Fatalf("no ### `spyder queue …` section in %s", operatingPage)
 	}

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,11 +13,6 @@ import (
 // maxReadmeLines keeps README.md a front door: what spyder is, install,
 // a first crawl, a fleet, the output at a glance and links to docs/.
 const maxReadmeLines = 300
-
-// pendingPages are pages README.md links to that other branches add; a
-// link to one is let pass while the page is missing, and checked like any
-// other once it exists.
-var pendingPages = []string{"docs/concurrency.md", "docs/parquet.md", "docs/interop.md"}
 
 // docPages returns README.md and every page under docs/, by slash path
 // from the repository root, with their text.
@@ -107,7 +101,7 @@ func anchors(text string) map[string]bool {
 }
 
 // TestDocs_LinksResolve fails when a link in README.md or docs/ names a
-// file that does not exist (pendingPages aside) or an anchor that no
+// file that does not exist or an anchor that no
 // heading of its page makes.
 func TestDocs_LinksResolve(t *testing.T) {
 	pages := docPages(t)
@@ -130,11 +124,7 @@ func TestDocs_LinksResolve(t *testing.T) {
 				text, ok := pages[path]
 				if !ok {
 					if _, err := os.Stat(filepath.Join(root, path)); err != nil {
-						if !slices.Contains(pendingPages, path) {
-							t.Errorf("%s: link to %s: no such file", where, target)
-						} else {
-							t.Logf("%s: link to %s, a page another branch adds", where, target)
-						}
+						t.Errorf("%s: link to %s: no such file", where, target)
 						continue
 					}
 				}
