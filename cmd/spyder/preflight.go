@@ -11,18 +11,24 @@ import (
 
 	"github.com/spyder-crawler/spyder/internal/errtext"
 	"github.com/spyder-crawler/spyder/queue"
+	"github.com/spyder-crawler/spyder/sink"
 )
 
 // preflight checks, before anything is opened or seeded, that the
 // --domains file can be read and looks like text, and that the files a run
-// will write can be written: the --out file and, standalone, the --db
-// file. A --redis that does not answer is caught next, by opening the
+// will write can be written: the --out file (with --format parquet, the
+// directory of tables) and, standalone, the --db file. A --redis that does not answer is caught next, by opening the
 // backend, still before seeding.
 func preflight(c *cli.Context, cfg runConfig) error {
 	if err := queue.CheckFile(cfg.domains); err != nil {
 		return err
 	}
-	if cfg.out != "" && cfg.out != "-" {
+	switch {
+	case cfg.format == sink.FormatParquet:
+		if err := checkTablesDir(cfg.out); err != nil {
+			return err
+		}
+	case cfg.out != "" && cfg.out != "-":
 		if err := checkWritable("--out", cfg.out); err != nil {
 			return err
 		}
@@ -62,6 +68,28 @@ func checkWritable(flag, path string) error {
 	f, err := os.CreateTemp(dir, ".spyder-check-*")
 	if err != nil {
 		return fmt.Errorf("%s %s: directory %s is not writable: %w", flag, path, dir, errtext.Path(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// checkTablesDir reports, as one line, why dir cannot hold the Parquet
+// tables: it is a file, or it (or, while it does not exist, the directory
+// it would be made in) cannot be written. A directory that exists is
+// fine: a resumed run, and every probe of a fleet, add part files to it.
+func checkTablesDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return checkWritable("--out", dir)
+	case err != nil:
+		return fmt.Errorf("--out %s: %w", dir, errtext.Path(err))
+	case !st.IsDir():
+		return fmt.Errorf("--out %s is a file; --format parquet writes a directory of tables", dir)
+	}
+	f, err := os.CreateTemp(dir, ".spyder-check-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: directory is not writable: %w", dir, errtext.Path(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())
