@@ -3,10 +3,11 @@ package concurrency
 import (
 	"context"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/spyder-crawler/spyder/concurrency/concurrencytest"
 )
 
 // TestLimit_AcquireRelease: slots are taken up to the limit, in batches,
@@ -41,29 +42,6 @@ func TestLimit_AcquireRelease(t *testing.T) {
 	}
 }
 
-// burn keeps n goroutines spinning until stop closes, each preempted
-// only by the scheduler: runnable goroutines that queue for the process's
-// CPUs, as a starved probe's do.
-func burn(n int, stop <-chan struct{}) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			x := 0
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for i := range 100_000 {
-					x += i
-				}
-			}
-		})
-	}
-	return &wg
-}
-
 // TestLimit_StarvedProcessShrinksThenGrows starves the process for real (one
 // CPU for Go, 64 goroutines spinning on it): the limit is cut with the
 // scheduler's latency as its reason, and the process knows it was
@@ -79,7 +57,7 @@ func TestLimit_StarvedProcessShrinksThenGrows(t *testing.T) {
 	n, _ := l.Acquire(ctx, 1024) // the limit is in use
 	start := time.Now()
 	stop := make(chan struct{})
-	burners := burn(64, stop)
+	burners := concurrencytest.Burn(64, stop)
 	stopped := false
 	defer func() {
 		if !stopped {

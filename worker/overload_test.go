@@ -10,6 +10,7 @@ import (
 
 	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/concurrency"
+	"github.com/spyder-crawler/spyder/concurrency/concurrencytest"
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
 	"github.com/spyder-crawler/spyder/sink"
 )
@@ -29,29 +30,6 @@ func (r *recorder) Add(ctx context.Context, res *spyder.Result) error {
 		r.mu.Unlock()
 	}
 	return err
-}
-
-// burn keeps n goroutines spinning until stop closes, each preempted only
-// by the scheduler: runnable goroutines that queue for the process's CPUs
-// beside its visits.
-func burn(n int, stop <-chan struct{}) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			x := 0
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for i := range 100_000 {
-					x += i
-				}
-			}
-		})
-	}
-	return &wg
 }
 
 // TestLoop_StarvedProcessWritesNoTimeout starves the process for real while
@@ -82,7 +60,7 @@ func TestLoop_StarvedProcessWritesNoTimeout(t *testing.T) {
 
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	stop := make(chan struct{})
-	spin := burn(burners, stop)
+	spin := concurrencytest.Burn(burners, stop)
 	time.AfterFunc(2*time.Second, func() { close(stop) })
 	f.run(t, t.Context())
 	spin.Wait()
