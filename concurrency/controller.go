@@ -1,277 +1,141 @@
-// Package concurrency holds the limit on how many hosts a probe visits at
-// once, and the controller that adapts it to what the machine carries.
-//
-// A crawl cannot tell a slow host from a probe that waited for its own
-// CPU: both time out, and a timeout is written as the host's result. So
-// the controller grows the limit while the process's own load signals
-// stay healthy and throughput follows, and shrinks it as soon as they say
-// the process is saturated: the Go scheduler's latency (how long a
-// runnable goroutine, such as one whose DNS answer or handshake bytes just
-// arrived, waits for a CPU) or the memory the runtime holds nearing its
-// ceiling. It also remembers when the process was saturated, so that a
-// visit that timed out then can be handed back rather than written.
 package concurrency
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
-// Defaults of a Config's zero fields.
+// controller moves the limit one reading at a time: it grows the limit by
+// half while throughput follows (a slow start, as TCP's), then by an
+// eighth while the process stays healthy and the limit is in use, holds
+// when throughput stops following, the process is loaded (scheduler
+// latency above SchedHigh) or the CPUs are busy (above CPUHigh: more
+// visits at once would only wait longer for a CPU), and cuts it by a
+// fifth when the process is overloaded (above SchedCut two readings in a
+// row) or its memory nears the ceiling. As TCP grows its window once a
+// round trip, it grows the limit at most once per limit's worth of
+// visits finished: only then do the visits a growth let in show in the
+// throughput and the latency. Counting visits rather than time keeps the
+// first growth until the crawl has run for a whole visit, past its
+// ramp-up, when the first visits to finish are the quick ones and the
+// CPUs are not yet in use.
+type controller struct {
+	rate      float64       // visits finished a second, smoothed
+	visit     time.Duration // how long a visit takes, smoothed
+	steady    bool          // throughput stopped following a growth by half
+	holdUntil time.Time     // no growth before this
+	finished  int64         // visits finished since the limit last moved
+	grownAt   float64       // rate when the limit last grew
+	flat      int           // growths in a row that throughput did not follow
+	hot       int           // overloaded readings in a row
+}
+
+// Holds, in visits' times, after the limit was cut or throughput went
+// flat.
 const (
-	DefaultInterval  = 250 * time.Millisecond
-	DefaultSchedHigh = 100 * time.Millisecond
-	DefaultSchedCut  = 250 * time.Millisecond
-	DefaultMin       = 16
-	// DefaultStart is where an adaptive limit starts: the fixed number
-	// of visits at once the crawl package measured on 2 cores
-	// (crawl.DefaultWorkers), from which the limit moves either way.
-	DefaultStart = 1024
+	holdAfterCut  = 2
+	holdAfterFlat = 8
 )
 
-// Config is how a Limit behaves.
-type Config struct {
-	Max   int  // the most hosts in flight: --concurrency
-	Fixed bool // keep Max, adapt nothing
-	Min   int  // the fewest it shrinks to; 0: DefaultMin (at most Max)
-	Start int  // where it starts; 0: DefaultStart (at most Max)
-
-	// MemoryLimit is the memory ceiling in bytes the limit respects; 0:
-	// the runtime's (GOMEMLIMIT), if set.
-	MemoryLimit uint64
-	// SchedHigh is the scheduler latency (99th percentile) above which
-	// the process counts as saturated: the limit does not grow, and a
-	// visit that timed out then is handed back; 0: DefaultSchedHigh.
-	SchedHigh time.Duration
-	// SchedCut is the scheduler latency above which, two readings in a
-	// row, the limit is cut; 0: DefaultSchedCut (at least SchedHigh).
-	SchedCut time.Duration
-	Interval time.Duration // between readings; 0: DefaultInterval
-}
-
-// State is the limit as last set, and why.
-type State struct {
-	Limit    int
-	Why      Why // why it last moved (or holds)
-	Signals  Signals
-	Rate     float64 // visits finished a second, smoothed
-	Inflight int
-	Overload int64 // visits handed back because they timed out while saturated
-}
-
-// Limit is a counting semaphore whose size a controller adapts (or that
-// stays at Max when fixed). It is safe for concurrent use.
-type Limit struct {
-	cfg   Config
-	mu    sync.Mutex
-	used  int
-	state State
-	free  chan struct{} // capacity 1: a slot freed or the limit rose
-	tick  chan struct{} // closed by the next reading
-
-	done     int64         // visits finished since the last reading
-	took     time.Duration // their time, summed
-	lastSat  time.Time     // end of the last interval that was saturated
-	overload int64
-	probe    *probe
-	ctl      controller
-}
-
-// New returns a Limit for cfg, at its start; Run adapts it.
-func New(cfg Config) *Limit {
-	cfg.Max = max(cfg.Max, 1)
-	if cfg.Min <= 0 {
-		cfg.Min = DefaultMin
+// observe counts the visits finished in one reading and smooths its
+// throughput and visits' time into c.rate and c.visit.
+func (c *controller) observe(done int64, rate float64, visit time.Duration) {
+	c.finished += done
+	if c.rate == 0 {
+		c.rate = rate
+	} else {
+		c.rate = 0.7*c.rate + 0.3*rate
 	}
-	if cfg.Start <= 0 {
-		cfg.Start = DefaultStart
-	}
-	if cfg.SchedHigh <= 0 {
-		cfg.SchedHigh = DefaultSchedHigh
-	}
-	if cfg.SchedCut <= 0 {
-		cfg.SchedCut = DefaultSchedCut
-	}
-	cfg.SchedCut = max(cfg.SchedCut, cfg.SchedHigh)
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultInterval
-	}
-	cfg.Min, cfg.Start = min(cfg.Min, cfg.Max), min(max(cfg.Start, cfg.Min), cfg.Max)
-	l := &Limit{cfg: cfg, free: make(chan struct{}, 1), tick: make(chan struct{})}
-	l.state.Limit, l.state.Why = cfg.Start, Why{Cause: CauseStart}
-	if cfg.Fixed {
-		l.state.Limit, l.state.Why = cfg.Max, Why{Cause: CauseFixed}
-	}
-	return l
-}
-
-// Adaptive reports whether the limit moves (it is not Config.Fixed).
-func (l *Limit) Adaptive() bool { return !l.cfg.Fixed }
-
-// Max is the most the limit may reach: Config.Max.
-func (l *Limit) Max() int { return l.cfg.Max }
-
-// Fixed returns a Limit of n that never moves.
-func Fixed(n int) *Limit { return New(Config{Max: n, Fixed: true}) }
-
-// Acquire waits for one free slot and takes as many more as are free, up
-// to most (at least one); false means ctx ended first.
-func (l *Limit) Acquire(ctx context.Context, most int) (int, bool) {
-	most = max(most, 1)
-	for {
-		l.mu.Lock()
-		if n := min(l.state.Limit-l.used, most); n > 0 {
-			l.used += n
-			l.mu.Unlock()
-			return n, true
-		}
-		l.mu.Unlock()
-		select {
-		case <-l.free:
-		case <-ctx.Done():
-			return 0, false
+	if visit > 0 {
+		if c.visit == 0 {
+			c.visit = visit
+		} else {
+			c.visit = (7*c.visit + 3*visit) / 10
 		}
 	}
 }
 
-// Release frees n slots.
-func (l *Limit) Release(n int) {
-	l.mu.Lock()
-	l.used -= n
-	l.mu.Unlock()
-	l.wake()
-}
-
-// Done counts one visit finished after took: the throughput the
-// controller follows, and the time it waits for a growth to show.
-func (l *Limit) Done(took time.Duration) {
-	l.mu.Lock()
-	l.done++
-	l.took += took
-	l.mu.Unlock()
-}
-
-func (l *Limit) wake() {
-	select {
-	case l.free <- struct{}{}:
-	default:
+// next returns the limit after reading in, and why it is what it is: a
+// cause (a word, a label in /metrics) and a line with the figures.
+func (c *controller) next(cfg Config, limit int, why Why, in reading) (int, Why) {
+	mem := ceiling(cfg, in.sig)
+	if in.sig.SchedP99 > cfg.SchedCut {
+		c.hot++
+	} else {
+		c.hot = 0
 	}
-}
-
-// State returns the limit and why it last moved.
-func (l *Limit) State() State {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.state
-	s.Inflight, s.Overload = l.used, l.overload
-	return s
-}
-
-// SaturatedSince reports whether the process was saturated at any time
-// since start (a visit's start), the interval under way included: it
-// waits for that interval's reading (at most two intervals, or until ctx
-// ends). A visit that timed out then may have timed out waiting for its
-// own process rather than for its host.
-func (l *Limit) SaturatedSince(ctx context.Context, start time.Time) bool {
-	l.mu.Lock()
-	next := l.tick
-	l.mu.Unlock()
-	t := time.NewTimer(2 * l.cfg.Interval)
-	defer t.Stop()
-	select {
-	case <-next:
-	case <-t.C:
-	case <-ctx.Done():
+	switch {
+	case mem > 0 && in.sig.Memory > mem/10*9:
+		return c.cut(cfg, limit, in, Why{CauseMemory, fmt.Sprintf("%d MiB of a %d MiB ceiling", in.sig.Memory>>20, mem>>20)})
+	case c.hot >= 2: // one reading may be a collection's pause
+		return c.cut(cfg, limit, in, Why{CauseSaturated, fmt.Sprintf("scheduler latency p99 %s > %s, cpu %.0f%%",
+			ms(in.sig.SchedP99), ms(cfg.SchedCut), 100*in.sig.CPU)})
+	case in.saturated: // loaded, not yet harmfully: no growth
+		return limit, why
+	case in.sig.Busy() >= cfg.CPUHigh:
+		return limit, Why{CauseCPU, fmt.Sprintf("cpu %.0f%%, machine %.0f%%", 100*in.sig.CPU, 100*in.sig.MachineCPU)}
+	case in.now.Before(c.holdUntil) || c.finished < int64(limit):
+		return limit, why // a growth, or a cut, has yet to show
+	case limit >= cfg.Max:
+		return cfg.Max, Why{CauseMax, fmt.Sprintf("at --concurrency %d", cfg.Max)}
+	case in.used < limit*3/4:
+		return limit, why // the limit is not what holds the crawl back
+	case mem > 0 && in.sig.Memory > mem/10*8:
+		return limit, Why{CauseMemory, fmt.Sprintf("%d MiB of a %d MiB ceiling", in.sig.Memory>>20, mem>>20)}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return !l.lastSat.IsZero() && l.lastSat.After(start)
-}
-
-// NoteOverload counts a visit handed back because it timed out while the
-// process was saturated.
-func (l *Limit) NoteOverload() {
-	l.mu.Lock()
-	l.overload++
-	l.mu.Unlock()
-}
-
-// Run reads the process's signals every Interval and moves the limit,
-// until ctx ends. A fixed Limit still reads them, so that a timeout while
-// saturated is known as such. changed, when not nil, is called with each
-// new state whose limit moved.
-func (l *Limit) Run(ctx context.Context, changed func(State)) {
-	l.probe = newProbe()
-	t := time.NewTicker(l.cfg.Interval)
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			if s, moved := l.step(now, now.Sub(last)); moved && changed != nil {
-				changed(s)
-			}
-			last = now
+	if !c.steady && c.grownAt > 0 && c.rate < c.grownAt*1.1 {
+		c.steady = true // the last growth by half brought less than a tenth
+	}
+	if c.steady && c.grownAt > 0 && c.rate < c.grownAt*1.02 {
+		if c.flat++; c.flat >= 3 {
+			c.flat, c.holdUntil = 0, in.now.Add(holdAfterFlat*max(c.visit, time.Second/4))
+			return limit, Why{CauseFlat, fmt.Sprintf("throughput flat at %.0f hosts/s", c.rate)}
 		}
+	} else {
+		c.flat = 0
 	}
+	c.grownAt, c.finished = c.rate, 0
+	healthy := Why{CauseHealthy, fmt.Sprintf("scheduler latency p99 %s, cpu %.0f%%, %.0f hosts/s", ms(in.sig.SchedP99), 100*in.sig.CPU, c.rate)}
+	if !c.steady {
+		return min(cfg.Max, limit*3/2), healthy
+	}
+	return min(cfg.Max, limit+max(limit/8, 8)), healthy
 }
 
-// step takes one reading over the interval of length d ending at now and
-// moves the limit; it reports the new state and whether the limit moved.
-func (l *Limit) step(now time.Time, d time.Duration) (State, bool) {
-	sig := l.probe.read()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	done, took := l.done, l.took
-	l.done, l.took = 0, 0
-	saturated := sig.SchedP99 > l.cfg.SchedHigh
-	if saturated {
-		l.lastSat = now
+// cut lowers the limit by a fifth below what is in flight, unless more
+// than the limit is still in flight from before (the last cut has yet to
+// take effect), and holds growth for a while.
+func (c *controller) cut(cfg Config, limit int, in reading, why Why) (int, Why) {
+	c.steady, c.grownAt, c.flat, c.finished = true, 0, 0, 0
+	c.holdUntil = in.now.Add(holdAfterCut * max(c.visit, time.Second/4))
+	if in.used > limit {
+		why.Detail += " (draining)"
+		return limit, why
 	}
-	close(l.tick)
-	l.tick = make(chan struct{})
-	in := reading{now: now, sig: sig, used: l.used, saturated: saturated}
-	var visit time.Duration
-	if done > 0 {
-		visit = took / time.Duration(done)
-	}
-	l.ctl.observe(float64(done)/d.Seconds(), visit)
-	limit, why := l.state.Limit, l.state.Why
-	if !l.cfg.Fixed {
-		limit, why = l.ctl.next(l.cfg, limit, why, in)
-	}
-	moved := limit != l.state.Limit
-	l.state = State{Limit: limit, Why: why, Signals: sig, Rate: l.ctl.rate, Overload: l.overload}
-	if moved {
-		defer l.wake()
-	}
-	s := l.state
-	s.Inflight = l.used
-	return s, moved
+	return max(cfg.Min, min(limit, in.used)*4/5), why
 }
 
-// reading is what one step knows.
-type reading struct {
-	now       time.Time
-	sig       Signals
-	used      int
-	saturated bool
+// Why says why the limit is what it is.
+type Why struct {
+	Cause  string // one of the Cause constants
+	Detail string // the figures behind it
 }
 
-// ceiling is the memory ceiling of cfg and the runtime's: the flag's, else
-// GOMEMLIMIT's; 0 when neither is set.
-func ceiling(cfg Config, sig Signals) uint64 {
-	if cfg.MemoryLimit > 0 {
-		return cfg.MemoryLimit
+func (w Why) String() string {
+	if w.Detail == "" {
+		return w.Cause
 	}
-	if sig.MemLimit > 0 && sig.MemLimit < 1<<62 {
-		return sig.MemLimit
-	}
-	return 0
+	return w.Cause + ": " + w.Detail
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
+// Causes of a move of the limit.
+const (
+	CauseStart     = "start"
+	CauseFixed     = "fixed"
+	CauseHealthy   = "healthy"   // grown: the process keeps up
+	CauseSaturated = "saturated" // cut: runnable goroutines wait for a CPU
+	CauseMemory    = "memory"    // cut, or held: memory nears the ceiling
+	CauseFlat      = "flat"      // held: throughput stopped following
+	CauseCPU       = "cpu"       // held: the process's or the machine's CPUs are busy
+	CauseMax       = "max"       // at --concurrency
+)

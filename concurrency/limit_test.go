@@ -46,9 +46,11 @@ func TestLimit_AcquireRelease(t *testing.T) {
 // CPU for Go, 64 goroutines spinning on it): the limit is cut with the
 // scheduler's latency as its reason, and the process knows it was
 // saturated; once the burners stop and the limit is in use, it grows again.
+// The CPU hold is off (CPUHigh above 1): the test is of the scheduler's
+// latency, and other tests may keep the machine's CPUs busy.
 func TestLimit_StarvedProcessShrinksThenGrows(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	l := New(Config{Max: 4096, Start: 1024, Interval: 100 * time.Millisecond})
+	l := New(Config{Max: 4096, Start: 1024, Interval: 100 * time.Millisecond, CPUHigh: 1.1})
 	ctx, cancel := context.WithCancel(t.Context())
 	var moves atomic.Int64
 	done := make(chan struct{})
@@ -83,6 +85,9 @@ func TestLimit_StarvedProcessShrinksThenGrows(t *testing.T) {
 		}
 		if k, ok := tryAcquire(l); ok { // keep the limit in use
 			n += k
+		}
+		for range cut / 2 { // and visits finishing
+			l.Done(time.Millisecond)
 		}
 		return false
 	})

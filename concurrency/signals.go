@@ -1,9 +1,12 @@
 package concurrency
 
 import (
+	"bytes"
 	"math"
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -11,14 +14,24 @@ import (
 // Signals is one reading of the process's own load over an interval: how
 // long runnable goroutines waited for a CPU (the Go scheduler's latency,
 // which holds the time a DNS answer or a handshake's bytes wait to be
-// processed after they arrived), how busy its CPUs were, and how much
-// memory the runtime holds.
+// processed after they arrived), how busy its CPUs and the machine's were,
+// and how much memory the runtime holds.
 type Signals struct {
 	SchedP99 time.Duration // 99th percentile of the scheduler's latency
 	CPU      float64       // CPU time used over wall time × GOMAXPROCS, 0..1
-	Memory   uint64        // bytes the runtime holds from the OS and uses
-	MemLimit uint64        // the runtime's memory limit (GOMEMLIMIT); MaxInt64 when unset
+	// MachineCPU is the share of the machine's CPU time spent busy, by
+	// any process at normal priority or above (niced work and waits for
+	// I/O count as idle), 0..1; 0 where the kernel does not say (outside
+	// Linux).
+	MachineCPU float64
+	Memory     uint64 // bytes the runtime holds from the OS and uses
+	MemLimit   uint64 // the runtime's memory limit (GOMEMLIMIT); MaxInt64 when unset
 }
+
+// Busy is the larger of the process's and the machine's CPU shares: when
+// either is near 1, more visits at once cannot get more CPU, only wait
+// longer for it.
+func (s Signals) Busy() float64 { return max(s.CPU, s.MachineCPU) }
 
 // probe reads the runtime's cumulative metrics and turns two readings into
 // Signals. It is not safe for concurrent use.
@@ -28,6 +41,7 @@ type probe struct {
 	counts  []uint64  // its counts at the last reading
 	cpu     time.Duration
 	at      time.Time
+	machine cpuTimes // the machine's CPU times at the last reading
 }
 
 const (
@@ -63,7 +77,11 @@ func (p *probe) read() Signals {
 			s.CPU = float64(cpu-p.cpu) / float64(wall) / float64(runtime.GOMAXPROCS(0))
 		}
 	}
-	p.cpu, p.at = cpu, now
+	machine := readCPUTimes()
+	if busy, total := machine.since(p.machine); total > 0 {
+		s.MachineCPU = float64(busy) / float64(total)
+	}
+	p.cpu, p.at, p.machine = cpu, now, machine
 	return s
 }
 
@@ -110,4 +128,39 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuTimes is the machine's CPU time so far, in the kernel's ticks: busy
+// (user, system, interrupts, and time stolen by a hypervisor) and in all.
+type cpuTimes struct{ busy, total uint64 }
+
+// since returns the ticks busy and in all between last and t.
+func (t cpuTimes) since(last cpuTimes) (busy, total uint64) {
+	if t.total <= last.total || t.busy < last.busy {
+		return 0, 0
+	}
+	return t.busy - last.busy, t.total - last.total
+}
+
+// readCPUTimes reads the first line of /proc/stat: "cpu user nice system
+// idle iowait irq softirq steal ..."; zero where there is none.
+func readCPUTimes() cpuTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := bytes.Fields(line)
+	if len(f) < 9 || string(f[0]) != "cpu" {
+		return cpuTimes{}
+	}
+	var n [8]uint64
+	for i := range n {
+		if n[i], err = strconv.ParseUint(string(f[i+1]), 10, 64); err != nil {
+			return cpuTimes{}
+		}
+	}
+	user, nice, system, idle, iowait, irq, softirq, steal := n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]
+	busy := user + system + irq + softirq + steal
+	return cpuTimes{busy: busy, total: busy + nice + idle + iowait}
 }

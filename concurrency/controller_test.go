@@ -7,7 +7,8 @@ import (
 )
 
 // tick is the time between two readings in these tests, and how long a
-// visit takes: the limit may grow at every reading.
+// visit takes: every visit in flight finishes within a reading, so the
+// limit may grow at every reading it is in use.
 const tick = 250 * time.Millisecond
 
 // feeder feeds readings to a controller, a tick apart.
@@ -24,20 +25,21 @@ func newFeeder(cfg Config, limit int) *feeder {
 }
 
 // feed gives the controller one reading of sched latency p99, used slots
-// and throughput rate, and returns the limit and why.
+// (as many visits finished) and throughput rate, and returns the limit and
+// why.
 func (f *feeder) feed(sched time.Duration, used int, rate float64) (int, Why) {
 	return f.feedSig(Signals{SchedP99: sched}, used, rate)
 }
 
 func (f *feeder) feedSig(sig Signals, used int, rate float64) (int, Why) {
 	f.now = f.now.Add(tick)
-	f.c.observe(rate, tick)
+	f.c.observe(int64(used), rate, tick)
 	in := reading{now: f.now, sig: sig, used: used, saturated: sig.SchedP99 > f.cfg.SchedHigh}
 	f.limit, f.why = f.c.next(f.cfg, f.limit, f.why, in)
 	return f.limit, f.why
 }
 
-var testCfg = Config{Max: 8192, Min: 16, SchedHigh: 100 * time.Millisecond, SchedCut: 250 * time.Millisecond}
+var testCfg = Config{Max: 8192, Min: 16, SchedHigh: 100 * time.Millisecond, SchedCut: 250 * time.Millisecond, CPUHigh: 0.9}
 
 func TestController_SlowStartThenCut(t *testing.T) {
 	f := newFeeder(testCfg, 256)
@@ -77,23 +79,25 @@ func TestController_SlowStartEnds(t *testing.T) {
 	}
 }
 
-// TestController_GrowsOnceAVisit: the limit grows at most once in a
-// visit's time, so that a growth shows before the next.
-func TestController_GrowsOnceAVisit(t *testing.T) {
+// TestController_GrowsOncePerLimitOfVisits: the limit grows at most once
+// per limit's worth of visits finished, as TCP grows its window once a
+// round trip, so that a growth shows before the next; and the first
+// growth waits for as many, past the crawl's ramp-up.
+func TestController_GrowsOncePerLimitOfVisits(t *testing.T) {
 	f := newFeeder(testCfg, 256)
-	f.c.visit = 4 * tick
 	var limits []int
-	for i := range 8 {
+	for i := range 12 {
 		f.now = f.now.Add(tick)
+		f.c.finished += 64
 		f.c.rate = float64(100 * (i + 1))
 		in := reading{now: f.now, sig: Signals{SchedP99: time.Millisecond}, used: f.limit}
 		f.limit, f.why = f.c.next(f.cfg, f.limit, f.why, in)
 		limits = append(limits, f.limit)
 	}
-	want := []int{384, 384, 384, 384, 576, 576, 576, 576}
+	want := []int{256, 256, 256, 384, 384, 384, 384, 384, 384, 576, 576, 576}
 	for i := range want {
 		if limits[i] != want[i] {
-			t.Fatalf("limits %v with a visit of 4 readings; want %v", limits, want)
+			t.Fatalf("limits %v with 64 visits finished a reading; want %v", limits, want)
 		}
 	}
 }
@@ -114,6 +118,9 @@ func TestController_Holds(t *testing.T) {
 	}{
 		{"unused", 512, Signals{SchedP99: time.Millisecond}, 100, 512, CauseStart},
 		{"loaded", 512, Signals{SchedP99: 150 * time.Millisecond}, 512, 512, CauseStart},
+		{"machine busy", 512, Signals{SchedP99: time.Millisecond, CPU: 0.4, MachineCPU: 0.95}, 512, 512, CauseCPU},
+		{"process busy", 512, Signals{SchedP99: time.Millisecond, CPU: 0.92}, 512, 512, CauseCPU},
+		{"cpu to spare", 512, Signals{SchedP99: time.Millisecond, CPU: 0.5, MachineCPU: 0.85}, 512, 768, CauseHealthy},
 		{"at max", 1000, Signals{SchedP99: time.Millisecond}, 1000, 1000, CauseMax},
 		{"memory near", 512, mem(850, 1000), 512, 512, CauseMemory},
 		{"memory over", 512, mem(950, 1000), 512, 409, CauseMemory},
