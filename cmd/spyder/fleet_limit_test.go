@@ -1,0 +1,82 @@
+package main
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
+)
+
+// TestE2E_FleetAtHighLimit runs a fleet of three adaptive probes
+// (--concurrency 8192) with the fleet limiter, where every visit outlasts
+// the --lease (a second on each connect and response against a 2 s lease)
+// and a probe's limit holds every host it leases at once. The heartbeats of
+// hundreds of leases in flight keep every one of them: no lease is lost or
+// reclaimed, every host is written exactly once, and the graph is the
+// world's.
+func TestE2E_FleetAtHighLimit(t *testing.T) {
+	t.Parallel()
+	w := crawltest.Start(t, crawltest.Options{Hosts: 900, Seed: 41, HTTPLatency: time.Second})
+	addr, key := redistest.Addr(t), redistest.Prefix(t)
+	backend := []string{"--redis", addr, "--queue-key", key, "--lease", "2s", "--fleet-limiter"}
+	outs, procs := startFleet(t, w, 8192, backend...)
+	for i, p := range procs {
+		if err := p.wait(t, 120*time.Second); err != nil {
+			t.Fatalf("probe %d: %v\n%s", i, err, p.log())
+		}
+	}
+	for i, p := range procs {
+		for _, msg := range []string{"lease_lost", "lease_reclaimed", "extend_error", "heartbeat_error"} {
+			if n := len(logLines(p.log(), msg)); n > 0 {
+				t.Errorf("probe %d logged %s %d times; want every lease kept by its heartbeats", i, msg, n)
+			}
+		}
+	}
+	all := mustReadBatches(t, outs...)
+	checkEdges(t, w, all.Edges)
+	counts := probeCounts(all.Probes)
+	for _, h := range w.Seeds {
+		if counts[h] != 1 {
+			t.Errorf("host %s written %d times over the fleet, want 1", h, counts[h])
+		}
+	}
+	if n := hostsAtOnce(w.Requests()); n < 300 {
+		t.Errorf("at most %d hosts were between their first and last request at once; want at least 300 (a high limit)", n)
+	}
+}
+
+// hostsAtOnce is the most hosts that were at once between the first and
+// the last HTTP request the world saw from them.
+func hostsAtOnce(reqs []crawltest.Request) int {
+	first, last := map[string]time.Time{}, map[string]time.Time{}
+	for _, r := range reqs {
+		if f, ok := first[r.Host]; !ok || r.Time.Before(f) {
+			first[r.Host] = r.Time
+		}
+		if r.Time.After(last[r.Host]) {
+			last[r.Host] = r.Time
+		}
+	}
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for h, f := range first {
+		edges = append(edges, edge{f, 1}, edge{last[h], -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return b.delta - a.delta // a start before an end at the same time
+	})
+	most, now := 0, 0
+	for _, e := range edges {
+		now += e.delta
+		most = max(most, now)
+	}
+	return most
+}
