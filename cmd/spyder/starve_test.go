@@ -13,7 +13,7 @@ import (
 )
 
 // TestE2E_StarvedBesideBurner runs spyder on one CPU (taskset, so Go sees
-// GOMAXPROCS 1) beside two processes that spin on the same CPU for the
+// GOMAXPROCS 1) beside four processes that spin on the same CPU for the
 // first seconds of the crawl, every host of the world let in at once
 // (--concurrency 800 --fixed-concurrency) and a host timeout of 1.5 s that
 // the starved visits overrun. The world has no slow host, so a timeout
@@ -39,7 +39,7 @@ func TestE2E_StarvedBesideBurner(t *testing.T) {
 		t.Fatalf("queue seed: %v", err)
 	}
 	var burners []*exec.Cmd
-	for range 2 {
+	for range 4 {
 		burner := exec.Command(taskset, "-c", "0", "sh", "-c", "while :; do :; done")
 		if err := burner.Start(); err != nil {
 			t.Fatal(err)
