@@ -114,3 +114,34 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestLimit_BusyCPUsHoldTheLimit: with a goroutine spinning on every CPU,
+// the limit in use and visits finishing fast, the limit does not grow, and
+// says the CPUs are why.
+func TestLimit_BusyCPUsHoldTheLimit(t *testing.T) {
+	l := New(Config{Max: 4096, Start: 256, Interval: 100 * time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run(ctx, nil) }()
+	defer func() { cancel(); <-done }()
+	n, _ := l.Acquire(ctx, 256)
+	defer l.Release(n)
+	stop := make(chan struct{})
+	burners := concurrencytest.Burn(runtime.NumCPU(), stop)
+	defer func() { close(stop); burners.Wait() }()
+	sawCPU := false
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		for range 256 {
+			l.Done(time.Millisecond)
+		}
+		s := l.State()
+		if s.Limit > 256 {
+			t.Fatalf("the limit grew to %d (%s) with every CPU busy", s.Limit, s.Why)
+		}
+		sawCPU = sawCPU || s.Why.Cause == CauseCPU
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !sawCPU {
+		t.Errorf("the limit never held for the CPUs; last: %s", l.State().Why)
+	}
+}
