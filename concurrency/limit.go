@@ -4,7 +4,7 @@
 // A crawl cannot tell a slow host from a probe that waited for its own
 // CPU: both time out, and a timeout is written as the host's result. So
 // the controller grows the limit while the process's own load signals
-// stay healthy and throughput follows, and shrinks it as soon as they say
+// stay healthy, the CPUs have room and throughput follows, and shrinks it as soon as they say
 // the process is saturated: the Go scheduler's latency (how long a
 // runnable goroutine, such as one whose DNS answer or handshake bytes just
 // arrived, waits for a CPU) or the memory the runtime holds nearing its
@@ -153,7 +153,8 @@ func (l *Limit) Release(n int) {
 }
 
 // Done counts one visit finished after took: the throughput the
-// controller follows, and the time it waits for a growth to show.
+// controller follows, the visits it waits for before it grows the limit
+// again, and the visits' time it holds for after a cut.
 func (l *Limit) Done(took time.Duration) {
 	l.mu.Lock()
 	l.done++

@@ -51,7 +51,7 @@ type Set struct {
 }
 
 // NoteLimit records a move of the concurrency limit to limit, for cause
-// (a word: healthy, saturated, memory, max), with the scheduler
+// (a word: healthy, saturated, memory), with the scheduler
 // latency's 99th percentile that was read then.
 func (m *Set) NoteLimit(limit int, cause string, sched time.Duration) {
 	m.limit.Set(float64(limit))
@@ -81,7 +81,7 @@ func New(lim limiter.Limiter) *Set {
 	m.queue = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "spyder", Name: "queue_items",
 		Help: "Queue sizes by state (pending, processing, dead, seen), polled every second."}, []string{"state"})
 	m.limitMoves = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "spyder", Name: "concurrency_limit_moves_total",
-		Help: "Moves of the concurrency limit, by cause: healthy or max (grown, to --concurrency for max), saturated or memory (cut)."}, []string{"cause"})
+		Help: "Moves of the concurrency limit, by cause: healthy (grown), saturated or memory (cut)."}, []string{"cause"})
 	f(m.limitMoves)
 	f(m.hosts)
 	f(m.edges)
