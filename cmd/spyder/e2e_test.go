@@ -41,12 +41,7 @@ func TestE2E_StandaloneEqualsExpected(t *testing.T) {
 	got := mustReadBatches(t, out)
 	checkEdges(t, w, got.Edges)
 	checkOnce(t, got)
-	counts := probeCounts(got.Probes)
-	for _, h := range w.Seeds {
-		if counts[h] != 1 {
-			t.Errorf("host %s written %d times, want 1", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, w.Seeds, got.Probes, "")
 	for _, pr := range got.Probes {
 		if want, ok := w.PageOutcome[string(pr.Host)]; ok && pr.PageOutcome() != want {
 			t.Errorf("%s: page outcome %q, want %q (%s)", pr.Host, pr.PageOutcome(), want, w.Describe(string(pr.Host)))
@@ -101,12 +96,7 @@ func TestE2E_DomainsFromPipe(t *testing.T) {
 	if err := p.wait(t, 60*time.Second); err != nil {
 		t.Fatalf("spyder run --domains FIFO: %v\n%s", err, p.log())
 	}
-	counts := probeCounts(mustReadBatches(t, out).Probes)
-	for _, h := range w.Seeds {
-		if counts[h] != 1 {
-			t.Errorf("host %s written %d times, want 1", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, w.Seeds, mustReadBatches(t, out).Probes, "")
 }
 
 // TestE2E_InterruptResume stops a crawl with SIGINT midway and runs it
@@ -159,12 +149,7 @@ func TestE2E_InterruptResume(t *testing.T) {
 	}
 	all := mustReadBatches(t, out1, out2)
 	checkEdges(t, w, all.Edges)
-	counts := probeCounts(all.Probes)
-	for _, h := range w.Seeds {
-		if counts[h] != 1 {
-			t.Errorf("host %s written %d times over both runs, want 1", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, w.Seeds, all.Probes, " over both runs")
 }
 
 // TestE2E_FleetSharesWork runs three `spyder run --redis` processes on one
@@ -197,12 +182,7 @@ func TestE2E_FleetSharesWork(t *testing.T) {
 	if _, dups := edgeSet(all.Edges); dups > 0 {
 		t.Errorf("%d edges written more than once over the fleet, want 0 (one run, one seen set)", dups)
 	}
-	counts := probeCounts(all.Probes)
-	for _, h := range w.Seeds {
-		if counts[h] != 1 {
-			t.Errorf("host %s written %d times over the fleet, want 1", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, w.Seeds, all.Probes, " over the fleet")
 	for i, out := range outs {
 		if n := len(mustReadBatches(t, out).Probes); n == 0 {
 			t.Errorf("probe %d did no work; the fleet did not share the queue", i)
@@ -310,12 +290,7 @@ func TestE2E_MigrateBoltToRedis(t *testing.T) {
 	}
 	all := mustReadBatches(t, outs...)
 	checkEdges(t, w, all.Edges)
-	counts := probeCounts(all.Probes)
-	for _, h := range w.Seeds {
-		if counts[h] != 1 {
-			t.Errorf("host %s written %d times over laptop and fleet, want 1", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, w.Seeds, all.Probes, " over laptop and fleet")
 }
 
 // ingestServer is an ingest endpoint on loopback that refuses batches
@@ -423,12 +398,7 @@ func testIngestDownWholeRun(t *testing.T, fleet bool) {
 	}
 	got, _ := srv.snapshot()
 	checkEdges(t, w, got.Edges)
-	counts := probeCounts(got.Probes)
-	for _, h := range w.Seeds {
-		if counts[h] != 1 {
-			t.Errorf("host %s delivered %d times, want 1", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, w.Seeds, got.Probes, " to the ingest endpoint")
 }
 
 // TestE2E_StandaloneCrashResume kills a standalone run with SIGKILL: the

@@ -887,10 +887,5 @@ func TestFault_PartialOutputLine(t *testing.T) {
 	var got output
 	got.add(t, []byte(strings.Join(lines[2:], "\n")), out)
 	checkEdges(t, w, got.Edges)
-	counts := probeCounts(got.Probes)
-	for _, h := range w.Seeds {
-		if counts[h] != 1 {
-			t.Errorf("host %s written %d times after the cut line, want 1", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, w.Seeds, got.Probes, " after the cut line")
 }

@@ -36,12 +36,7 @@ func TestE2E_FleetAtHighLimit(t *testing.T) {
 	}
 	all := mustReadBatches(t, outs...)
 	checkEdges(t, w, all.Edges)
-	counts := probeCounts(all.Probes)
-	for _, h := range w.Seeds {
-		if counts[h] != 1 {
-			t.Errorf("host %s written %d times over the fleet, want 1", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, w.Seeds, all.Probes, " over the fleet")
 	n := hostsAtOnce(w.Requests())
 	t.Logf("%d hosts between their first and last request at once", n)
 	if n < 300 {

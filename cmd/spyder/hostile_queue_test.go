@@ -82,12 +82,7 @@ func TestApp_HostileQueue(t *testing.T) {
 			if _, errOut, err := tryApp(rctx, args...); err != nil {
 				t.Fatalf("spyder run on the hostile queue: %v\n%s", err, errOut)
 			}
-			counts := probeCounts(mustReadBatches(t, out).Probes)
-			for _, h := range w.Seeds {
-				if counts[h] != 1 {
-					t.Errorf("host %s written %d times, want 1", h, counts[h])
-				}
-			}
+			checkWrittenOnce(t, w.Seeds, mustReadBatches(t, out).Probes, "")
 			st = mustStats(t, flags)
 			if st.Pending != 0 || st.Processing != 0 || st.Dead != garbage {
 				t.Errorf("queue stats after the crawl = %+v, want only the %d garbage items, in dead", st, garbage)

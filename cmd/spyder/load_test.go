@@ -190,12 +190,7 @@ func TestLoad_Crawl(t *testing.T) {
 	p.warmup = 1
 	elapsed := monitorLoad(t, []*loadProc{p}, loadSize{items: len(w.Seeds), every: sz.every, wait: sz.wait}, start)
 	got := mustReadBatches(t, out)
-	counts := probeCounts(got.Probes)
-	for _, h := range w.Seeds {
-		if counts[h] != 1 {
-			t.Errorf("host %s written %d times, want 1", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, w.Seeds, got.Probes, "")
 	timedOut := checkCrawlEdges(t, w, got)
 	checkLoadEmpty(t, runApp(t, "queue", "stats", "--json", "--db", db))
 	t.Logf("load crawl: %d hosts of the simulated internet, 1 process: %.0f hosts/s (%v); %d probes hit a timeout (%.1f%%)",

@@ -349,6 +349,19 @@ func probeCounts(ps []spyder.HostOutcome) map[string]int {
 	return n
 }
 
+// checkWrittenOnce fails tb for each of hosts whose outcome is not among
+// probes exactly once; where says where they were written (" over the
+// fleet"), for the message.
+func checkWrittenOnce(tb testing.TB, hosts []string, probes []spyder.HostOutcome, where string) {
+	tb.Helper()
+	counts := probeCounts(probes)
+	for _, h := range hosts {
+		if counts[h] != 1 {
+			tb.Errorf("host %s written %d times%s, want 1", h, counts[h], where)
+		}
+	}
+}
+
 // logLines returns the JSON log lines of stderr whose msg is msg.
 func logLines(stderr, msg string) []map[string]any {
 	var out []map[string]any

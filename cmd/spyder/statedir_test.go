@@ -220,12 +220,7 @@ func TestE2E_OldRedisSpoolMovedOnce(t *testing.T) {
 		t.Errorf("XLEN %s:spool = %d, %v; want 0", key, n, err)
 	}
 	got, _ := ingest.snapshot()
-	counts := probeCounts(got.Probes)
-	for _, h := range append(old, fakeHosts(5)...) {
-		if counts[h] != 1 {
-			t.Errorf("host %s delivered %d times, want once", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, append(old, fakeHosts(5)...), got.Probes, " to the ingest endpoint")
 }
 
 // TestE2E_RedisOutageCostsSeconds: Redis (with its data: appendonly) stops
@@ -268,12 +263,7 @@ func TestE2E_RedisOutageCostsSeconds(t *testing.T) {
 	left := float64(len(hosts) - before)
 	t.Logf("a %v outage with --lease %v: %d hosts written before it (%.1f hosts/s); the last %.0f took %v after Redis came back, against %.1fs at that rate",
 		outage, lease, before, rate, left, after.Round(100*time.Millisecond), left/rate)
-	counts := probeCounts(readOutputs(t, runs).Probes)
-	for _, h := range hosts {
-		if counts[h] != 1 {
-			t.Errorf("host %s written %d times, want once", h, counts[h])
-		}
-	}
+	checkWrittenOnce(t, hosts, readOutputs(t, runs).Probes, "")
 	for _, r := range runs {
 		for _, msg := range []string{"lease_lost", "lease_reclaimed", "host_failed", "item_dead"} {
 			if ls := logLines(r.p.log(), msg); len(ls) > 0 {
