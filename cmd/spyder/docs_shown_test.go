@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/spyder-crawler/spyder/internal/docstest"
 )
 
 // docsRoot is the repository root, relative to this package.
@@ -18,26 +20,7 @@ const docsRoot = "../.."
 
 // docsPages returns the text of README.md and of every page under docs/,
 // keyed by path from the repository root.
-func docsPages(tb testing.TB) map[string]string {
-	tb.Helper()
-	paths, err := filepath.Glob(filepath.Join(docsRoot, "docs", "*.md"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	pages := map[string]string{}
-	for _, p := range append(paths, filepath.Join(docsRoot, "README.md")) {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		rel, _ := filepath.Rel(docsRoot, p)
-		pages[filepath.ToSlash(rel)] = string(data)
-	}
-	if len(paths) == 0 {
-		tb.Fatal("no pages under docs/")
-	}
-	return pages
-}
+func docsPages(tb testing.TB) map[string]string { return docstest.Pages(tb, docsRoot) }
 
 // shownCommand is one `spyder …` command a page shows: the words after
 // "spyder", up to the end of the command (a pipe, a redirect, a comment).

@@ -8,36 +8,18 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/spyder-crawler/spyder/internal/docstest"
 )
 
 // maxReadmeLines keeps README.md a front door: what spyder is, install,
 // a first crawl, a fleet, the output at a glance and links to docs/.
 const maxReadmeLines = 300
 
-// docPages returns README.md and every page under docs/, by slash path
-// from the repository root, with their text.
-func docPages(t *testing.T) map[string]string {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages := map[string]string{}
-	for _, p := range append(paths, filepath.Join(root, "README.md")) {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(root, p)
-		pages[filepath.ToSlash(rel)] = string(data)
-	}
-	return pages
-}
-
 // TestDocs_ReadmeIsShort fails when README.md grows past maxReadmeLines, or
 // leaves out a link to a page of docs/.
 func TestDocs_ReadmeIsShort(t *testing.T) {
-	pages := docPages(t)
+	pages := docstest.Pages(t, root)
 	readme := pages["README.md"]
 	if n := strings.Count(readme, "\n"); n > maxReadmeLines {
 		t.Errorf("README.md has %d lines; keep it to %d and move the rest into docs/", n, maxReadmeLines)
@@ -104,7 +86,7 @@ func anchors(text string) map[string]bool {
 // file that does not exist or an anchor that no
 // heading of its page makes.
 func TestDocs_LinksResolve(t *testing.T) {
-	pages := docPages(t)
+	pages := docstest.Pages(t, root)
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	checked := 0
 	for page, text := range pages {
