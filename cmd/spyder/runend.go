@@ -70,10 +70,6 @@ func (e nothingToDo) Unwrap() error { return e.error }
 // whose shell already emptied `> graph.jsonl` must hear why, not see an
 // exit 0. It names the ways to crawl again.
 func errNothingToDo(cfg runConfig, name string, rep *queue.SeedReport, st queue.Stats) error {
-	return nothingToDo{nothingMessage(cfg, name, rep, st)}
-}
-
-func nothingMessage(cfg runConfig, name string, rep *queue.SeedReport, st queue.Stats) error {
 	dead := ""
 	if st.Dead > 0 {
 		dead = fmt.Sprintf("; %d hosts are dead (`spyder queue dead list`, `spyder queue dead retry`)", st.Dead)
@@ -85,11 +81,11 @@ func nothingMessage(cfg runConfig, name string, rep *queue.SeedReport, st queue.
 		if rep.Duplicate == 1 {
 			hosts = "the one host of " + seedName(cfg) + " is"
 		}
-		return fmt.Errorf("nothing to crawl: %s done in %s%s; %s", hosts, name, dead, again)
+		return nothingToDo{fmt.Errorf("nothing to crawl: %s done in %s%s; %s", hosts, name, dead, again)}
 	case st.Seen == 0:
-		return fmt.Errorf("nothing to crawl: %s holds no hosts (a new file, or a mistyped --db?); give --domains FILE or pipe hosts to stdin", name)
+		return nothingToDo{fmt.Errorf("nothing to crawl: %s holds no hosts (a new file, or a mistyped --db?); give --domains FILE or pipe hosts to stdin", name)}
 	}
-	return fmt.Errorf("nothing to crawl: every host in %s is done%s; give --domains with new hosts, or %s", name, dead, again)
+	return nothingToDo{fmt.Errorf("nothing to crawl: every host in %s is done%s; give --domains with new hosts, or %s", name, dead, again)}
 }
 
 // seedName is how errNothingToDo calls where the hosts came from.
