@@ -13,7 +13,6 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"github.com/spyder-crawler/spyder/host"
 	"github.com/spyder-crawler/spyder/queue"
 	"github.com/spyder-crawler/spyder/store/boltstore"
 	"github.com/spyder-crawler/spyder/store/storetest"
@@ -29,15 +28,6 @@ import (
 const hostileGood = 20 // good hosts seeded beside the garbage
 
 var goodHosts = storetest.GoodHosts(hostileGood)
-
-// goodNames are goodHosts as Seed takes them (they are canonical already).
-var goodNames = func() []host.Name {
-	ns := make([]host.Name, len(goodHosts))
-	for i, h := range goodHosts {
-		ns[i] = host.Name(h)
-	}
-	return ns
-}()
 
 // openHostile opens the file mustHostileDB makes with inject, checks that
 // its stats agree with its dump, and closes it when the test ends.
@@ -62,7 +52,7 @@ func mustHostileDB(tb testing.TB, inject func(tx *bbolt.Tx) error) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := s.Seed(context.Background(), goodNames); err != nil {
+	if _, err := s.Seed(context.Background(), storetest.Names(tb, goodHosts...)); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := s.Spool(); err != nil {
@@ -279,7 +269,7 @@ func TestStore_Release_HostileFrontKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.Seed(ctx, goodNames[:1])
+			s.Seed(ctx, storetest.Names(t, goodHosts[0]))
 			ls, err := s.Lease(ctx, 1, time.Hour, 0)
 			if err != nil || len(ls) != 1 {
 				t.Fatalf("Lease() = %v, %v", ls, err)

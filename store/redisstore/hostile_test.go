@@ -30,15 +30,6 @@ const hostileGood = 20 // good hosts seeded beside the garbage
 
 var goodHosts = storetest.GoodHosts(hostileGood)
 
-// goodNames are goodHosts as Seed takes them (they are canonical already).
-var goodNames = func() []host.Name {
-	ns := make([]host.Name, len(goodHosts))
-	for i, h := range goodHosts {
-		ns[i] = host.Name(h)
-	}
-	return ns
-}()
-
 // hostileKeys are the queue's keys under base, as the package doc lists.
 type hostileKeys struct {
 	pending, legacy, leases, dead, seen, seq, noticed, spool, probed string // seen: the host table's meta; probed: its long hash
@@ -55,7 +46,7 @@ func mustHostileStore(t *testing.T) (*redisstore.Store, hostileKeys, *clocktest.
 	t.Helper()
 	clk := clocktest.New(time.Now()) // real time, so garbage scored by it makes sense
 	s := MustOpen(t, "", &redisstore.Options{Now: clk.Now})
-	if _, err := s.Seed(context.Background(), goodNames); err != nil {
+	if _, err := s.Seed(context.Background(), storetest.Names(t, goodHosts...)); err != nil {
 		t.Fatal(err)
 	}
 	return s, keysOf(s.Key()), clk

@@ -34,7 +34,7 @@ func probeAll(tb testing.TB, q queue.Queue, at time.Time, outcome map[string]str
 
 func mustQueued(tb testing.TB, q queue.Queue, hosts ...string) []bool {
 	tb.Helper()
-	got, err := q.Queued(context.Background(), names(tb, hosts...))
+	got, err := q.Queued(context.Background(), Names(tb, hosts...))
 	if err != nil {
 		tb.Fatalf("Queued(%q) error: %v", hosts, err)
 	}

@@ -149,16 +149,16 @@ const long = time.Hour
 // the test on an error of either.
 func mustSeed(tb testing.TB, q queue.Queue, hosts ...string) queue.SeedResult {
 	tb.Helper()
-	res, err := q.Seed(context.Background(), names(tb, hosts...))
+	res, err := q.Seed(context.Background(), Names(tb, hosts...))
 	if err != nil {
 		tb.Fatalf("Seed(%q) error: %v", hosts, err)
 	}
 	return res
 }
 
-// names parses each of in into a host name, failing the test on one that
+// Names parses each of in into a host name, failing the test on one that
 // is not.
-func names(tb testing.TB, in ...string) []host.Name {
+func Names(tb testing.TB, in ...string) []host.Name {
 	tb.Helper()
 	out := make([]host.Name, len(in))
 	for i, s := range in {
