@@ -100,10 +100,11 @@ image-test:
 
 # test runs every test with the race detector, then again without it the
 # tests of a starved process, which the race detector's own slowness would
-# blur (they skip under -race).
+# blur (they skip under -race), one package at a time so that one's
+# spinning goroutines do not starve another's world.
 test: deps vet
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
-	$(GO) test -count=1 -run 'Starved' ./cmd/spyder ./worker ./concurrency
+	$(GO) test -count=1 -p 1 -run 'Starved' ./cmd/spyder ./worker ./concurrency
 
 # bench runs each performance target with the benchtime it needs: the
 # queue and crawl benchmarks time one whole run (100,000 items, 10,000
