@@ -55,7 +55,11 @@ func reaches(deps []string, banned ...string) []string {
 // spyder speaks, import nothing of spyder's but package host, so that a
 // tool reading the output needs neither the crawler nor the stores.
 func TestLayout_VocabularyIsALeaf(t *testing.T) {
-	for _, imp := range imports(t, module) {
+	imps := imports(t, module)
+	if !slices.Contains(imps, module+"/host") {
+		t.Errorf("package spyder's imports %v lack host; the list was not read right", imps)
+	}
+	for _, imp := range imps {
 		if strings.HasPrefix(imp, module+"/") && imp != module+"/host" {
 			t.Errorf("package spyder imports %s; want nothing of ours but host", imp)
 		}
@@ -81,11 +85,19 @@ func TestLayout_DNSLivesInResolver(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	allowed := []string{module + "/resolver", module + "/crawl/crawltest"}
+	resolverSeen := false
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imps, _ := strings.Cut(line, " ")
-		if slices.Contains(strings.Fields(imps), "github.com/miekg/dns") && !slices.Contains(allowed, pkg) {
+		if !slices.Contains(strings.Fields(imps), "github.com/miekg/dns") {
+			continue
+		}
+		resolverSeen = resolverSeen || pkg == module+"/resolver"
+		if !slices.Contains(allowed, pkg) {
 			t.Errorf("%s imports github.com/miekg/dns; only %v may", pkg, allowed)
 		}
+	}
+	if !resolverSeen {
+		t.Error("package resolver was not seen importing github.com/miekg/dns; the import lists were not read right")
 	}
 }
 
@@ -96,11 +108,19 @@ func TestLayout_OnlyMainTunesTheRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
+	mainSeen := false
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
-		if len(f) >= 2 && f[1] != "main" && slices.Contains(f[2:], module+"/internal/gcpace") {
+		if len(f) < 2 || !slices.Contains(f[2:], module+"/internal/gcpace") {
+			continue
+		}
+		mainSeen = mainSeen || f[0] == module+"/cmd/spyder"
+		if f[1] != "main" {
 			t.Errorf("%s (package %s) imports internal/gcpace; only a main package may", f[0], f[1])
 		}
+	}
+	if !mainSeen {
+		t.Error("cmd/spyder was not seen importing internal/gcpace; the import lists were not read right")
 	}
 }
 
