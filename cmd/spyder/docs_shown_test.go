@@ -238,11 +238,16 @@ func TestDocs_TestsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := regexp.MustCompile(`\b(?:Test|Benchmark|Fuzz)[A-Z]\w*`)
+	checked := 0
 	for page, text := range docsPages(t) {
 		for _, name := range named.FindAllString(text, -1) {
+			checked++
 			if !slices.ContainsFunc(funcs, func(f string) bool { return strings.HasPrefix(f, name) }) {
 				t.Errorf("%s names %s, which no test file defines", page, name)
 			}
 		}
+	}
+	if checked < 20 || len(funcs) < 200 {
+		t.Errorf("%d test names found in the docs and %d defined; the pages or test files were not read right", checked, len(funcs))
 	}
 }
