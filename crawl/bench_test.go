@@ -70,10 +70,10 @@ import (
 //	SPYDER_BENCH_DNS_LATENCY=2s SPYDER_BENCH_HTTP_LATENCY=6s SPYDER_BENCH_TIMEOUT=120s \
 //	SPYDER_BENCH_RAMP=15s go test -run '^$' -bench Crawl -benchtime 1x ./crawl
 func BenchmarkCrawl(b *testing.B) {
-	hosts := envInt(b, "SPYDER_BENCH_HOSTS", 10_000)
-	workers := envInt(b, "SPYDER_BENCH_WORKERS", crawl.DefaultWorkers)
-	timeout := envDuration(b, "SPYDER_BENCH_TIMEOUT", crawl.DefaultHostTimeout)
-	ramp := envDuration(b, "SPYDER_BENCH_RAMP", 0)
+	hosts := crawltest.EnvInt(b, "SPYDER_BENCH_HOSTS", 10_000)
+	workers := crawltest.EnvInt(b, "SPYDER_BENCH_WORKERS", crawl.DefaultWorkers)
+	timeout := crawltest.EnvDuration(b, "SPYDER_BENCH_TIMEOUT", crawl.DefaultHostTimeout)
+	ramp := crawltest.EnvDuration(b, "SPYDER_BENCH_RAMP", 0)
 	opts := benchWorld(b, hosts)
 	gcpace.Start(gcpace.DefaultTarget) // as `spyder run` paces its collector
 	var w target
@@ -261,33 +261,9 @@ const (
 func benchWorld(tb testing.TB, hosts int) crawltest.Options {
 	return crawltest.Options{
 		Hosts: hosts, Seed: 1, SlowFraction: 0.03, NoRequestLog: true,
-		DNSLatency:  envDuration(tb, "SPYDER_BENCH_DNS_LATENCY", defaultDNSLatency),
-		HTTPLatency: envDuration(tb, "SPYDER_BENCH_HTTP_LATENCY", defaultHTTPLatency),
+		DNSLatency:  crawltest.EnvDuration(tb, "SPYDER_BENCH_DNS_LATENCY", defaultDNSLatency),
+		HTTPLatency: crawltest.EnvDuration(tb, "SPYDER_BENCH_HTTP_LATENCY", defaultHTTPLatency),
 	}
-}
-
-func envDuration(tb testing.TB, name string, def time.Duration) time.Duration {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		tb.Fatalf("%s: %v", name, err)
-	}
-	return d
-}
-
-func envInt(tb testing.TB, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		tb.Fatalf("%s: %v", name, err)
-	}
-	return n
 }
 
 // procStatusMiB reads a kB field of /proc/self/status in MiB.

@@ -38,9 +38,9 @@ import (
 // (Go durations) change the world; SPYDER_BENCH_LOG=1 writes the loop's
 // log (each move of the limit among it) to stderr.
 func BenchmarkConcurrency(b *testing.B) {
-	opts := crawltest.Options{Hosts: benchEnvInt(b, "SPYDER_BENCH_HOSTS", 10_000), Seed: 34, NoRequestLog: true,
-		DNSLatency:  benchEnvDuration(b, "SPYDER_BENCH_DNS_LATENCY", 100*time.Millisecond),
-		HTTPLatency: benchEnvDuration(b, "SPYDER_BENCH_HTTP_LATENCY", 150*time.Millisecond)}
+	opts := crawltest.Options{Hosts: crawltest.EnvInt(b, "SPYDER_BENCH_HOSTS", 10_000), Seed: 34, NoRequestLog: true,
+		DNSLatency:  crawltest.EnvDuration(b, "SPYDER_BENCH_DNS_LATENCY", 100*time.Millisecond),
+		HTTPLatency: crawltest.EnvDuration(b, "SPYDER_BENCH_HTTP_LATENCY", 150*time.Millisecond)}
 	w := crawltest.Start(b, opts)
 	if err := w.Warm(); err != nil {
 		b.Fatal(err)
@@ -198,28 +198,4 @@ func (c *collect) score(w *crawltest.World) (recall, precision float64) {
 		}
 	}
 	return float64(tp) / math.Max(1, float64(len(want))), float64(tp) / math.Max(1, float64(len(got)))
-}
-
-func benchEnvInt(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		b.Fatalf("%s=%q: %v", name, v, err)
-	}
-	return n
-}
-
-func benchEnvDuration(b *testing.B, name string, def time.Duration) time.Duration {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		b.Fatalf("%s=%q: %v", name, v, err)
-	}
-	return d
 }
