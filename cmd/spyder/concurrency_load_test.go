@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,9 +30,9 @@ func TestLoad_Concurrency(t *testing.T) {
 	if settings == "" {
 		t.Skip("set SPYDER_CONCURRENCY_LOAD to measure concurrency settings (docs/concurrency.md)")
 	}
-	hosts, _ := strconv.Atoi(envOr("SPYDER_LOAD_HOSTS", "10000"))
-	dnsLat, _ := time.ParseDuration(envOr("SPYDER_LOAD_DNS", "100ms"))
-	httpLat, _ := time.ParseDuration(envOr("SPYDER_LOAD_HTTP", "150ms"))
+	hosts := crawltest.EnvInt(t, "SPYDER_LOAD_HOSTS", 10_000)
+	dnsLat := crawltest.EnvDuration(t, "SPYDER_LOAD_DNS", 100*time.Millisecond)
+	httpLat := crawltest.EnvDuration(t, "SPYDER_LOAD_HTTP", 150*time.Millisecond)
 	w := crawltest.Start(t, crawltest.Options{Hosts: hosts, Seed: 31, DNSLatency: dnsLat, HTTPLatency: httpLat, NoRequestLog: true})
 	if err := w.Warm(); err != nil {
 		t.Fatal(err)
@@ -102,11 +101,4 @@ func crawlLoad(t *testing.T, w *crawltest.World, proxy string, flags []string) l
 		}
 	}
 	return r
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
