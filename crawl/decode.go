@@ -24,14 +24,19 @@ import (
 // as it arrived would be a compressed robots.txt read as "no rules". Any
 // other coding is an error naming it. The caller bounds what it reads of
 // the returned reader, which bounds what a small compressed body can
-// expand to.
+// expand to. An empty body is empty whatever its coding claims, as net/http
+// reads one: an empty robots.txt says "no rules", not "unreadable".
 func decodeBody(resp *http.Response) (io.Reader, error) {
 	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	switch enc {
 	case "", "identity":
 		return resp.Body, nil
 	case "gzip", "x-gzip":
-		return gzip.NewReader(resp.Body)
+		zr, err := gzip.NewReader(resp.Body)
+		if err == io.EOF {
+			return http.NoBody, nil
+		}
+		return zr, err
 	case "deflate":
 		return inflate(resp.Body)
 	case "br":
@@ -45,6 +50,9 @@ func decodeBody(resp *http.Response) (io.Reader, error) {
 func inflate(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReaderSize(r, 512)
 	h, err := br.Peek(2)
+	if err == io.EOF && len(h) == 0 {
+		return http.NoBody, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("deflate: %w", err)
 	}

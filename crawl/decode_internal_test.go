@@ -63,6 +63,17 @@ func TestDecodeBody(t *testing.T) {
 			t.Errorf("decodeBody(%q) read %q, %v; want %q", tt.enc, got, err, text)
 		}
 	}
+	for _, enc := range []string{"gzip", "deflate"} { // an empty body is empty, not an error
+		resp := &http.Response{Header: http.Header{"Content-Encoding": {enc}}, Body: io.NopCloser(strings.NewReader(""))}
+		r, err := decodeBody(resp)
+		if err != nil {
+			t.Errorf("decodeBody(empty %s): %v, want an empty body", enc, err)
+			continue
+		}
+		if got, err := io.ReadAll(r); err != nil || len(got) != 0 {
+			t.Errorf("decodeBody(empty %s) read %q, %v; want nothing", enc, got, err)
+		}
+	}
 	resp := &http.Response{Header: http.Header{"Content-Encoding": {"zstd"}}, Body: io.NopCloser(strings.NewReader("x"))}
 	if _, err := decodeBody(resp); err == nil || !strings.Contains(err.Error(), `"zstd"`) {
 		t.Errorf("decodeBody(zstd) error = %v, want one naming zstd", err)

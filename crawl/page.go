@@ -38,10 +38,13 @@ func (p *visit) page(ctx context.Context, hc *httpConn, resp *http.Response, u *
 		// No Content-Type: sniffed as browsers do (the MIME Sniffing
 		// standard, which http.DetectContentType follows).
 		head, _ := br.Peek(512)
-		if ct = http.DetectContentType(head); !isHTML(ct) {
-			p.set(spyder.StepPage, spyder.StatusNotHTML, "sniffed "+ct)
+		if sniffed := http.DetectContentType(head); !isHTML(sniffed) {
+			p.set(spyder.StepPage, spyder.StatusNotHTML, "sniffed "+sniffed)
 			return
 		}
+		// The sniffer's charset is its guess; the page's own <meta>
+		// declaration, which decodeHTML reads, comes before a guess.
+		ct = "text/html"
 	}
 	body := &capReader{r: decodeHTML(br, ct), n: p.c.cfg.BodyCap}
 	links := ExtractLinks(body, u)

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/encoding/japanese"
 
 	"github.com/spyder-crawler/spyder"
 	"github.com/spyder-crawler/spyder/crawl"
@@ -600,5 +602,39 @@ func TestCrawler_Probe_Trickle(t *testing.T) {
 	}
 	if got := edgesOf(r); len(got) != 2 || got[1].Type != spyder.UsesCert {
 		t.Errorf("edges = %v, want RESOLVES_TO and USES_CERT", got)
+	}
+}
+
+// TestCrawler_Probe_UntypedPageKeepsItsCharset: a page served with no
+// Content-Type is sniffed as HTML and then read in the charset its own
+// <meta> declares (Shift_JIS here), not in the sniffer's guess of UTF-8, so
+// its IDN link comes out right; and a gzip-coded empty robots.txt is no
+// rules rather than unreadable.
+func TestCrawler_Probe_UntypedPageKeepsItsCharset(t *testing.T) {
+	sjis, err := japanese.ShiftJIS.NewEncoder().String(`<html><head><meta charset="Shift_JIS"></head><body><a href="https://日本.example.jp/">x</a></body></html>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := mustFixture(t, fixtureRecords, fixtureCertNames, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Encoding", "gzip")
+			return
+		}
+		w.Header()["Content-Type"] = nil // no Content-Type: net/http would sniff one in
+		io.WriteString(w, sjis)
+	}))
+	r := mustCrawler(t, f, nil).Visit(t.Context(), "a.example.com")
+	var links []string
+	for _, e := range r.Edges {
+		if e.Type == spyder.LinksTo {
+			links = append(links, e.Target)
+		}
+	}
+	if want := []string{"xn--wgv71a.example.jp"}; !slices.Equal(links, want) {
+		t.Errorf("links %v, want %v; outcome %+v", links, want, r.Outcome.Steps)
+	}
+	if page := r.Outcome.PageOutcome(); page != spyder.StatusOK {
+		t.Errorf("page step %q, want ok (an empty gzip robots.txt has no rules); steps %+v", page, r.Outcome.Steps)
 	}
 }
