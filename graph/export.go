@@ -26,12 +26,7 @@ func Export(r *Reader, names []string, format string, out io.Writer) error {
 	case "graphml":
 		x = newGraphML(bw)
 	case "gexf":
-		g, err := newGEXF(bw)
-		if err != nil {
-			return err
-		}
-		defer g.cleanup()
-		x = g
+		x = newGEXF(bw)
 	case "dot":
 		x = newDOT(bw)
 	case "csv":

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync/atomic"
 )
 
 // SortMemory is how many bytes of records a sorter holds before it writes
@@ -16,6 +17,9 @@ import (
 // memory is a small multiple of it whatever the input's size; their disk
 // use is about the input's size. A variable so that tests can lower it.
 var SortMemory = 64 << 20
+
+// runFiles counts the run files written, for the tests to see a spill.
+var runFiles atomic.Int64
 
 // maxFanIn is how many run files one merge reads at once; more are first
 // merged in groups, so the open files and their buffers stay bounded.
@@ -125,6 +129,7 @@ func writeRun(h *half) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("graph: temporary run file: %w", err)
 	}
+	runFiles.Add(1)
 	w := bufio.NewWriterSize(f, 1<<20)
 	for i := range h.recs {
 		writeRec(w, h.rec(i))
@@ -186,6 +191,7 @@ func (s *sorter) mergeGroup() error {
 	if err != nil {
 		return fmt.Errorf("graph: temporary run file: %w", err)
 	}
+	runFiles.Add(1)
 	w := bufio.NewWriterSize(f, 1<<20)
 	err = merge(group, func(rec []byte) error { writeRec(w, rec); return nil })
 	if err == nil {

@@ -64,13 +64,17 @@ func TestWalk_SpilledAsInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := filepath.Join(t.TempDir(), "crawl.jsonl")
-	os.WriteFile(in, []byte(b.String()+b.String()), 0o644) // every record twice
+	if err := os.WriteFile(in, []byte(b.String()+b.String()), 0o644); err != nil { // every record twice
+		t.Fatal(err)
+	}
 	var c strings.Builder
 	if err := graphtest.Write(&c, graphtest.Options{Hosts: 600, BatchSize: 5, Start: 100}); err != nil {
 		t.Fatal(err)
 	}
 	shifted := filepath.Join(t.TempDir(), "shifted.jsonl")
-	os.WriteFile(shifted, []byte(c.String()), 0o644)
+	if err := os.WriteFile(shifted, []byte(c.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run := func() (*Summary, map[string]string) {
 		s, err := Summarize(&Reader{}, []string{in}, 5)
 		if err != nil {
@@ -94,7 +98,11 @@ func TestWalk_SpilledAsInMemory(t *testing.T) {
 	}
 	s1, x1 := run()
 	lowMemory(t, 4<<10)
+	before := runFiles.Load()
 	s2, x2 := run()
+	if spilled := runFiles.Load() - before; spilled < 10 {
+		t.Fatalf("%d run files written with 4 KiB to sort in; the test wants the sorters to spill", spilled)
+	}
 	if d := gocmp.Diff(s1, s2); d != "" {
 		t.Errorf("summary differs when spilled (-memory +spilled):\n%s", d)
 	}
@@ -105,6 +113,13 @@ func TestWalk_SpilledAsInMemory(t *testing.T) {
 	}
 	if !strings.Contains(x1["diff"], `"change":"added"`) || !strings.Contains(x1["diff"], `"change":"removed"`) {
 		t.Errorf("diff of shifted crawls: %.300s", x1["diff"])
+	}
+	probed := 0
+	for _, n := range s1.Outcomes {
+		probed += n
+	}
+	if probed != 600 {
+		t.Errorf("outcomes = %v, %d hosts; want 600 (each host once)", s1.Outcomes, probed)
 	}
 	if s1.Edges["RESOLVES_TO"] != 600 {
 		t.Errorf("RESOLVES_TO = %d, want 600 (each edge once)", s1.Edges["RESOLVES_TO"])

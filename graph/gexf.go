@@ -3,30 +3,22 @@ package graph
 import (
 	"bufio"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 
 	"github.com/spyder-crawler/spyder"
 )
 
-// gexf writes GEXF 1.2, which wants every node before the first edge. In
-// one pass over the input it writes the nodes as they come and the edges
-// to a temporary file, appended after the nodes at the end: memory stays
-// bounded whatever the graph's size.
+// gexf writes GEXF 1.2, which wants every node before the first edge:
+// the walker visits every node before any edge, so gexf writes each as it
+// comes and closes the nodes at the first edge.
 type gexf struct {
 	noOutcomes
-	w     *bufio.Writer
-	tmp   *os.File
-	ew    *bufio.Writer
-	edges int
+	w       *bufio.Writer
+	inEdges bool // whether </nodes><edges> is written
+	edges   int
 }
 
-func newGEXF(w *bufio.Writer) (*gexf, error) {
-	tmp, err := os.CreateTemp("", "spyder-gexf-edges-*")
-	if err != nil {
-		return nil, fmt.Errorf("gexf: temporary file for the edges: %w", err)
-	}
+func newGEXF(w *bufio.Writer) *gexf {
 	w.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
 		`<gexf xmlns="http://www.gexf.net/1.2draft" version="1.2">` + "\n" +
 		`<meta><creator>spyder</creator><description>spyder crawl graph</description></meta>` + "\n" +
@@ -41,10 +33,13 @@ func newGEXF(w *bufio.Writer) (*gexf, error) {
 	declare("node", nodeAttrs)
 	declare("edge", edgeAttrs)
 	w.WriteString("<nodes>\n")
-	return &gexf{w: w, tmp: tmp, ew: bufio.NewWriterSize(tmp, 1<<20)}, nil
+	return &gexf{w: w}
 }
 
 func (g *gexf) node(n Node) error {
+	if g.inEdges {
+		return fmt.Errorf("gexf: node %s after the first edge", n.ID)
+	}
 	g.w.WriteString(`<node id="`)
 	xmlText(g.w, n.ID)
 	g.w.WriteString(`" label="`)
@@ -56,14 +51,23 @@ func (g *gexf) node(n Node) error {
 }
 
 func (g *gexf) edge(e *spyder.Edge) error {
-	openEdge(g.ew, strconv.Itoa(g.edges), e)
+	g.startEdges()
+	openEdge(g.w, strconv.Itoa(g.edges), e)
 	g.edges++
-	g.ew.WriteString(` label="`)
-	xmlText(g.ew, e.Type)
-	g.ew.WriteString(`">`)
-	attvalues(g.ew, edgeAttrsOf(e))
-	g.ew.WriteString("</edge>\n")
+	g.w.WriteString(` label="`)
+	xmlText(g.w, e.Type)
+	g.w.WriteString(`">`)
+	attvalues(g.w, edgeAttrsOf(e))
+	g.w.WriteString("</edge>\n")
 	return nil
+}
+
+// startEdges ends the nodes and starts the edges, once.
+func (g *gexf) startEdges() {
+	if !g.inEdges {
+		g.w.WriteString("</nodes>\n<edges>\n")
+		g.inEdges = true
+	}
 }
 
 func attvalues(w *bufio.Writer, attrs []attr) {
@@ -76,29 +80,9 @@ func attvalues(w *bufio.Writer, attrs []attr) {
 	w.WriteString("</attvalues>")
 }
 
-// close appends the edges after the nodes and ends the document.
+// close ends the document.
 func (g *gexf) close() error {
-	if err := g.ew.Flush(); err != nil {
-		return fmt.Errorf("gexf: temporary file for the edges: %w", err)
-	}
-	if _, err := g.tmp.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("gexf: temporary file for the edges: %w", err)
-	}
-	g.w.WriteString("</nodes>\n<edges>\n")
-	// With its buffer empty, the bufio.Writer hands the copy to the
-	// output file, which lets the kernel copy the bytes.
-	if err := g.w.Flush(); err != nil {
-		return err
-	}
-	if _, err := io.Copy(g.w, g.tmp); err != nil {
-		return fmt.Errorf("gexf: %w", err)
-	}
+	g.startEdges()
 	_, err := g.w.WriteString("</edges>\n</graph>\n</gexf>\n")
 	return err
-}
-
-// cleanup removes the temporary file.
-func (g *gexf) cleanup() {
-	g.tmp.Close()
-	os.Remove(g.tmp.Name())
 }

@@ -57,7 +57,10 @@ func synthFiles(t *testing.T, hosts int) (batch, batchGz, lines, edges string) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	js, _ := sink.NewJSONSink(out, sink.FormatLines)
+	js, err := sink.NewJSONSink(out, sink.FormatLines)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
@@ -65,7 +68,12 @@ func synthFiles(t *testing.T, hosts int) (batch, batchGz, lines, edges string) {
 		if err := json.Unmarshal(sc.Bytes(), &b); err != nil {
 			t.Fatal(err)
 		}
-		js.WriteBatch(t.Context(), &b)
+		if err := js.WriteBatch(t.Context(), &b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return batch, batchGz, lines, edges
 }

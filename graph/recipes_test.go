@@ -46,7 +46,9 @@ func synthRun(t *testing.T, o graphtest.Options, dirs ...string) string {
 		t.Fatal(err)
 	}
 	in := filepath.Join(t.TempDir(), o.Run+".jsonl")
-	os.WriteFile(in, []byte(b.String()), 0o644)
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range dirs {
 		if _, err := ExportParquet(&Reader{}, []string{in}, d, tables.Options{}); err != nil {
 			t.Fatal(err)

@@ -56,10 +56,20 @@ type visitor interface {
 	outcome(p *spyder.HostOutcome) error
 }
 
-// noOutcomes is embedded by visitors that ignore hosts' outcomes.
+// noOutcomes is embedded by visitors that ignore hosts' outcomes: the
+// walker then leaves the outcomes out of its sort.
 type noOutcomes struct{}
 
 func (noOutcomes) outcome(*spyder.HostOutcome) error { return nil }
+
+func (noOutcomes) ignoresOutcomes() {}
+
+// wantsOutcomes reports whether v reads hosts' outcomes, that is, does
+// not embed noOutcomes.
+func wantsOutcomes(v visitor) bool {
+	_, ignores := v.(interface{ ignoresOutcomes() })
+	return !ignores
+}
 
 // hashSet holds 64-bit hashes of keys: enough to tell a million nodes apart
 // in 8 bytes each (a false "seen" needs a 64-bit collision, odds about 1 in
@@ -94,14 +104,18 @@ func keyHash(parts ...string) uint64 {
 // in a [sorter], and finish takes them back in order, where the copies of
 // one node or edge are next to each other. It visits every node first (by
 // type and ID), then every edge (by type, source and target), then every
-// probe (by host). A node seen twice keeps the record that came first in
+// probe (by host); probes only for a visitor that wants them (one that
+// does not embed noOutcomes). That every node comes before every edge is
+// a guarantee, which the GEXF writer counts on: node records sort ahead
+// of edge records. A node seen twice keeps the record that came first in
 // the input, as does an edge or a probe; a node the input names only as
 // an edge's end is visited without a record.
 type walker struct {
-	v   visitor
-	s   *sorter
-	seq uint64 // records added so far: the input's order, to keep the first
-	buf []byte
+	v        visitor
+	s        *sorter
+	outcomes bool   // whether v wants the outcomes
+	seq      uint64 // records added so far: the input's order, to keep the first
+	buf      []byte
 	// ends holds hashes of the nodes whose record, or one edge end naming
 	// them, was added lately: an edge end among them adds nothing new to
 	// the sort, so it is left out. A host's edges start at the host whose
@@ -114,7 +128,9 @@ type walker struct {
 // maxEnds bounds a walker's ends: 8 bytes a hash, some 40 MiB at most.
 const maxEnds = 1 << 20
 
-func newWalker(v visitor) *walker { return &walker{v: v, s: newSorter(), ends: hashSet{}} }
+func newWalker(v visitor) *walker {
+	return &walker{v: v, s: newSorter(), outcomes: wantsOutcomes(v), ends: hashSet{}}
+}
 
 // end adds the record of an edge's end, unless the node is known to have
 // a record in the sort already.
@@ -171,6 +187,9 @@ func (w *walker) batch(b *spyder.Batch) error {
 		if err := w.end(TargetType(e.Type), e.Target); err != nil {
 			return err
 		}
+	}
+	if !w.outcomes {
+		return nil
 	}
 	for i := range b.Outcomes {
 		if err := w.add(outcomeRecord(w.buf[:0], &b.Outcomes[i], w.next())); err != nil {
