@@ -209,9 +209,10 @@ func (l *Limit) NoteOverload() {
 
 // Run reads the process's signals every Interval and moves the limit,
 // until ctx ends. A fixed Limit still reads them, so that a timeout while
-// saturated is known as such. changed, when not nil, is called with each
-// new state whose limit moved.
-func (l *Limit) Run(ctx context.Context, changed func(State)) {
+// saturated is known as such. report, when not nil, is called with the
+// state after every reading and whether its limit moved: a gauge of the
+// limit is then right from the first reading, moved or not.
+func (l *Limit) Run(ctx context.Context, report func(s State, moved bool)) {
 	l.probe = newProbe()
 	t := time.NewTicker(l.cfg.Interval)
 	defer t.Stop()
@@ -221,8 +222,8 @@ func (l *Limit) Run(ctx context.Context, changed func(State)) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if s, moved := l.step(now, now.Sub(last)); moved && changed != nil {
-				changed(s)
+			if s, moved := l.step(now, now.Sub(last)); report != nil {
+				report(s, moved)
 			}
 			last = now
 		}

@@ -50,14 +50,16 @@ type Set struct {
 	schedP99         prometheus.Gauge
 }
 
-// NoteLimit records a move of the concurrency limit to limit, for cause
-// (a word: healthy, saturated, memory), with the scheduler
-// latency's 99th percentile that was read then.
-func (m *Set) NoteLimit(limit int, cause string, sched time.Duration) {
+// SetLimit records the concurrency limit after a reading, with the
+// scheduler latency's 99th percentile read then.
+func (m *Set) SetLimit(limit int, sched time.Duration) {
 	m.limit.Set(float64(limit))
-	m.limitMoves.WithLabelValues(cause).Inc()
 	m.schedP99.Set(sched.Seconds())
 }
+
+// NoteLimitMove counts a move of the concurrency limit, for cause (a word:
+// healthy, saturated, memory).
+func (m *Set) NoteLimitMove(cause string) { m.limitMoves.WithLabelValues(cause).Inc() }
 
 // New returns a Set whose registry also reports lim's waits (lim may be
 // nil) and the Go runtime and process series.
@@ -89,7 +91,7 @@ func New(lim limiter.Limiter) *Set {
 	m.leaseAge = gauge("queue_oldest_lease_age_seconds", "Age of the oldest lease in the queue (any worker).")
 	m.Inflight = gauge("inflight_hosts", "Hosts this process is probing or writing now.")
 	m.limit = gauge("concurrency_limit", "Hosts this process may have in flight now (adapted unless --fixed-concurrency).")
-	m.schedP99 = gauge("scheduler_latency_p99_seconds", "The Go scheduler's latency (99th percentile) at the limit's last move: how long a runnable goroutine waited for a CPU.")
+	m.schedP99 = gauge("scheduler_latency_p99_seconds", "The Go scheduler's latency (99th percentile) over the limit's last reading: how long a runnable goroutine waited for a CPU.")
 	m.RequeuedOverload = counter("requeued_overload_total", "Visits that timed out while this process was saturated, handed back to the queue without spending an attempt.")
 	m.Leased = counter("leased_total", "Items this process leased.")
 	m.Acked = counter("acked_total", "Hosts this process finished and acknowledged.")

@@ -35,7 +35,8 @@ func TestServe_HealthAndRoot(t *testing.T) {
 	}
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "dashboard "+r.URL.Path) })
 	m := metrics.New(nil)
-	m.NoteLimit(640, "saturated", 335*time.Millisecond)
+	m.SetLimit(640, 335*time.Millisecond)
+	m.NoteLimitMove("saturated")
 	m.RequeuedOverload.Add(12)
 	stop, err := m.Serve(t.Context(), addr, health, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -77,10 +77,15 @@ func timedOut(res *spyder.Result) bool {
 	return false
 }
 
-// noteLimit reports a move of the limit: in /metrics, and in the log
-// when its cause changed.
-func (w *Loop) noteLimit(s concurrency.State) {
-	w.m.NoteLimit(s.Limit, s.Why.Cause, s.Signals.SchedP99)
+// noteLimit reports the limit after a reading in /metrics and, when it
+// moved, counts the move there and logs it (at info when its cause
+// changed).
+func (w *Loop) noteLimit(s concurrency.State, moved bool) {
+	w.m.SetLimit(s.Limit, s.Signals.SchedP99)
+	if !moved {
+		return
+	}
+	w.m.NoteLimitMove(s.Why.Cause)
 	w.limMu.Lock()
 	changed := s.Why.Cause != w.limCause
 	w.limCause = s.Why.Cause

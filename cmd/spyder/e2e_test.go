@@ -482,7 +482,8 @@ func TestE2E_FleetMetricsAndSignal(t *testing.T) {
 	})
 	for _, want := range []string{`spyder_hosts_total{outcome="ok"}`, `spyder_edges_total{type="RESOLVES_TO"}`,
 		`spyder_queue_items{state="pending"} 0`, `spyder_queue_items{state="seen"} 50`, "spyder_limiter_waits_total",
-		"spyder_sink_retries_total 0", "spyder_queue_oldest_lease_age_seconds"} {
+		"spyder_sink_retries_total 0", "spyder_queue_oldest_lease_age_seconds",
+		"spyder_concurrency_limit 1024"} { // where the limit starts: 50 hosts never move it
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
