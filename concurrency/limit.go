@@ -185,8 +185,11 @@ func (l *Limit) State() State {
 // own process rather than for its host.
 func (l *Limit) SaturatedSince(ctx context.Context, start time.Time) bool {
 	l.mu.Lock()
-	next := l.tick
+	next, known := l.tick, !l.lastSat.IsZero() && l.lastSat.After(start)
 	l.mu.Unlock()
+	if known {
+		return true
+	}
 	t := time.NewTimer(2 * l.cfg.Interval)
 	defer t.Stop()
 	select {

@@ -149,3 +149,19 @@ func TestLimit_BusyCPUsHoldTheLimit(t *testing.T) {
 		t.Errorf("the limit never held for the CPUs; last: %s", l.State().Why)
 	}
 }
+
+// TestLimit_NotSaturatedBelowSchedHigh: while the scheduler's latency stays
+// under SchedHigh the process is not saturated, so a visit that timed out
+// then is the host's result, written, not handed back.
+func TestLimit_NotSaturatedBelowSchedHigh(t *testing.T) {
+	l := New(Config{Max: 64, Interval: 20 * time.Millisecond, SchedHigh: 30 * time.Second})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run(ctx, nil) }()
+	defer func() { cancel(); <-done }()
+	start := time.Now()
+	time.Sleep(100 * time.Millisecond)
+	if l.SaturatedSince(ctx, start) {
+		t.Error("SaturatedSince = true with the scheduler's latency under SchedHigh")
+	}
+}

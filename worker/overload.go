@@ -30,14 +30,14 @@ func (w *Loop) limit() *concurrency.Limit {
 // overloaded reports whether res, a visit that started at start, timed
 // out while this process was saturated: its timeout says more about the
 // process than about the host, so it is not the host's result. A host is
-// handed back so at most maxOverloadRequeues times.
+// handed back so at most maxOverloadRequeues times; once its result is
+// written, its count is forgotten, so the counts held are those of hosts
+// handed back and not yet written.
 func (w *Loop) overloaded(ctx context.Context, res *spyder.Result, start time.Time) bool {
-	if !timedOut(res) || !w.lim.Load().SaturatedSince(ctx, start) {
-		return false
-	}
+	handBack := timedOut(res) && w.lim.Load().SaturatedSince(ctx, start)
 	w.overMu.Lock()
 	defer w.overMu.Unlock()
-	if w.overload[res.Host] >= maxOverloadRequeues {
+	if !handBack || w.overload[res.Host] >= maxOverloadRequeues {
 		delete(w.overload, res.Host)
 		return false
 	}
@@ -61,13 +61,13 @@ func (w *Loop) handBack(ctx context.Context, l queue.Lease) {
 
 // timedOut reports whether a step of res timed out, or its connect did,
 // waiting for something the process's load can delay. A wait the crawler
-// refused ahead, because the rate limiter or the host's crawl-delay would
-// have it end past the deadline ("needs 3.2s, beyond the deadline",
-// "crawl-delay exceeds the host deadline"), is not one: the rate and the
-// host set it, not the load.
+// refused ahead, because the rate limiter, --max-rate or the host's
+// crawl-delay would have it end past the deadline ("limiter: …", "max
+// rate: …", "crawl-delay exceeds the host deadline"), is not one: the rate
+// and the host set it, not the load.
 func timedOut(res *spyder.Result) bool {
 	for _, s := range res.Outcome.Steps {
-		if strings.HasPrefix(s.Detail, "limiter:") || strings.Contains(s.Detail, "exceeds the host deadline") {
+		if strings.HasPrefix(s.Detail, "limiter:") || strings.HasPrefix(s.Detail, "max rate:") || strings.Contains(s.Detail, "exceeds the host deadline") {
 			continue
 		}
 		if s.Status == spyder.StatusTimeout || strings.Contains(s.Detail, "timeout") || strings.Contains(s.Detail, "deadline exceeded") {
