@@ -102,8 +102,9 @@ type env struct {
 	lost    atomic.Bool // the queue lost its state during this run
 }
 
-// Loop leases hosts from the queue and probes them with at most
-// Concurrency at once, until the queue is empty (ExitWhenEmpty) or its ctx
+// Loop leases hosts from the queue and probes them,
+// as many at once as its concurrency limit allows (Config.Limit, else a
+// fixed Concurrency), until the queue is empty (ExitWhenEmpty) or its ctx
 // is cancelled. Its counters are safe to read while it runs.
 //
 // The loop itself leases and visits; beside it run a few services, each

@@ -12,7 +12,7 @@ import (
 )
 
 // work probes one leased host, writes its result and hands the lease to
-// acks, reporting true; ackLoop then acks it and frees its slot. A probe
+// acks, reporting true; the acker then acks it and frees its slot. A probe
 // that the shutdown cut short leaves its lease tracked, for releaseRest.
 //
 // A probe spends most of its life parked on the network with work's frame
