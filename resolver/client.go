@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -102,14 +103,18 @@ func New(cfg Config) (*Client, error) {
 }
 
 // awaitRate waits until n more queries may go out under Config.Rate. Its
-// error is ctx's, or the limiter's when the wait would outlast ctx's
-// deadline.
+// error is ctx's, or, when the wait would outlast ctx's deadline, the
+// limiter's wrapped as a context.DeadlineExceeded: the lookup ran out of
+// time, as the crawler's HTTP side says of the same refusal.
 func (r *Client) awaitRate(ctx context.Context, n int) error {
 	if r.rate == nil {
 		return nil
 	}
 	for range n {
 		if err := r.rate.Wait(ctx); err != nil {
+			if ctx.Err() == nil {
+				return fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+			}
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,18 @@ func TestServersFrom(t *testing.T) {
 		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
 			t.Errorf("ServersFrom(%q) = %q, %v; want %q, error with %q", tt.in, got, err, tt.want, tt.err)
 		}
+	}
+}
+
+// TestClient_RateRefusalIsATimeout: a query the rate would send only past
+// the lookup's deadline is refused at once as a timeout, the status the
+// crawler's HTTP side gives the same refusal, not as an error.
+func TestClient_RateRefusalIsATimeout(t *testing.T) {
+	r := mustNew(t, Config{Servers: "127.0.0.1:53", Rate: 1})
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	err := r.awaitRate(ctx, 3) // the second and third need two more seconds
+	if !isTimeout(err) {
+		t.Errorf("awaitRate past the deadline = %v, want a timeout", err)
 	}
 }

@@ -61,13 +61,13 @@ func (w *Loop) handBack(ctx context.Context, l queue.Lease) {
 
 // timedOut reports whether a step of res timed out, or its connect did,
 // waiting for something the process's load can delay. A wait the crawler
-// refused ahead, because the rate limiter, --max-rate or the host's
-// crawl-delay would have it end past the deadline ("limiter: …", "max
-// rate: …", "crawl-delay exceeds the host deadline"), is not one: the rate
-// and the host set it, not the load.
+// refused ahead, because the rate limiter, --max-rate (on HTTP or DNS) or
+// the host's crawl-delay would have it end past the deadline ("limiter:
+// …", "max rate: …", "query rate: …", "crawl-delay exceeds the host
+// deadline"), is not one: the rate and the host set it, not the load.
 func timedOut(res *spyder.Result) bool {
 	for _, s := range res.Outcome.Steps {
-		if strings.HasPrefix(s.Detail, "limiter:") || strings.HasPrefix(s.Detail, "max rate:") || strings.Contains(s.Detail, "exceeds the host deadline") {
+		if rateRefused(s.Detail) {
 			continue
 		}
 		if s.Status == spyder.StatusTimeout || strings.Contains(s.Detail, "timeout") || strings.Contains(s.Detail, "deadline exceeded") {
@@ -75,6 +75,14 @@ func timedOut(res *spyder.Result) bool {
 		}
 	}
 	return false
+}
+
+// rateRefused reports whether a step's detail says the crawler refused a
+// wait the rate or the host's crawl-delay would have ended past the
+// deadline.
+func rateRefused(detail string) bool {
+	return strings.HasPrefix(detail, "limiter:") || strings.HasPrefix(detail, "max rate:") ||
+		strings.Contains(detail, "query rate:") || strings.Contains(detail, "exceeds the host deadline")
 }
 
 // noteLimit reports the limit after a reading in /metrics and, when it

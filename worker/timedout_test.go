@@ -23,6 +23,7 @@ func TestTimedOut(t *testing.T) {
 		{step(spyder.StatusTimeout, "limiter: needs 3.2s, beyond the deadline"), false},
 		{step(spyder.StatusTimeout, "crawl-delay exceeds the host deadline"), false},
 		{step(spyder.StatusTimeout, "max rate: rate: Wait(n=1) would exceed context deadline"), false},
+		{step(spyder.StatusTimeout, "dns: query rate: context deadline exceeded: rate: Wait(n=1) would exceed context deadline"), false},
 		{step(spyder.StatusError, "connection refused"), false},
 	} {
 		res := &spyder.Result{Outcome: spyder.HostOutcome{Steps: []spyder.StepOutcome{{Step: spyder.StepDNS, Status: spyder.StatusOK}, tt.step}}}
