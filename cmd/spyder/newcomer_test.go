@@ -69,7 +69,8 @@ func domainHosts(t *testing.T, stdout string) []string {
 // TestRun_NothingToCrawl: the README's first command run twice (`spyder
 // run --domains=list.txt > graph.jsonl`) crawls the list, then says in one
 // line that every host is done and how to crawl them again, and exits 1
-// instead of writing nothing behind an exit 0; a mistyped --db with no
+// instead of writing nothing behind an exit 0 (one host piped twice is
+// "it", not "them"); a mistyped --db with no
 // --domains says its queue holds no hosts, exits 1 and leaves no file.
 func TestRun_NothingToCrawl(t *testing.T) {
 	t.Parallel()
@@ -90,6 +91,18 @@ func TestRun_NothingToCrawl(t *testing.T) {
 		if !strings.Contains(last, want) {
 			t.Errorf("second run's last line %q, want it to say %q", last, want)
 		}
+	}
+
+	// One host, piped twice: the second run says "it", not "them".
+	one := []string{"run", "--db=one.db", "--fake-probe", "--log-level=error"}
+	if _, stderr, code := runBin(t, dir, strings.NewReader("c.example.com\n"), one...); code != 0 {
+		t.Fatalf("first run of one host from stdin: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = runBin(t, dir, strings.NewReader("c.example.com\n"), one...)
+	lines = strings.Split(strings.TrimSpace(stderr), "\n")
+	last = lines[len(lines)-1]
+	if want := "the one host of stdin is done in one.db; crawl it again with --revisit"; code != 1 || !strings.Contains(last, want) {
+		t.Errorf("second run of one host from stdin: exit %d, last line %q; want 1 and %q", code, last, want)
 	}
 
 	_, stderr, code = runBin(t, dir, nil, "run", "--db=typo.db", "--fake-probe", "--log-level=error")
