@@ -51,6 +51,10 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err := checkRunFlags(c); err != nil {
 		return runConfig{}, err
 	}
+	memLimit, err := parseSize(c.String("memory-limit"))
+	if err != nil {
+		return runConfig{}, usagef("--memory-limit %q: %v", c.String("memory-limit"), err)
+	}
 	keyFn, err := limiter.ParseKeyFunc(c.String("limit-key"))
 	if err != nil {
 		return runConfig{}, usagef("--limit-key %q: want host, apex or ip", c.String("limit-key"))
@@ -65,7 +69,6 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err != nil {
 		return runConfig{}, err
 	}
-	memLimit, _ := parseSize(c.String("memory-limit")) // checked above
 	cfg := runConfig{
 		domains: c.String("domains"), rate: c.Float64("rate"), burst: c.Int("burst"),
 		fleetLimit: c.Bool("fleet-limiter"), exitIfEmpty: c.Bool("exit-when-empty"),
@@ -109,9 +112,6 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 func checkRunFlags(c *cli.Context) error {
 	if n := c.Int("concurrency"); n < 1 {
 		return usagef("--concurrency %d: want at least 1", n)
-	}
-	if _, err := parseSize(c.String("memory-limit")); err != nil {
-		return usagef("--memory-limit %q: %v", c.String("memory-limit"), err)
 	}
 	if err := checkLeaseFlags(c); err != nil {
 		return err
