@@ -152,10 +152,11 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 	return b, r, nil
 }
 
-// prepare seeds the queue from --domains (or piped stdin), queues again
-// the hosts due for a --revisit and, standalone, hands back the leases an
-// earlier run left in the file, then refuses a queue with nothing left to
-// crawl (errNothingToDo), which start's caller reports before any output.
+// prepare seeds the queue from --domains (or, standalone, piped stdin),
+// queues again the hosts due for a --revisit and, standalone, hands back
+// the leases an earlier run left in the file, then refuses a queue with
+// nothing left to crawl (errNothingToDo), which start's caller reports
+// before any output.
 func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) error {
 	var rep *queue.SeedReport
 	switch {

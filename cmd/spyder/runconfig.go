@@ -21,7 +21,7 @@ import (
 type runConfig struct {
 	domains     string        // seed from this file first ("-": stdin)
 	stdin       io.Reader     // what "-" reads: the app's Reader
-	pipedStdin  bool          // no --domains, and stdin is a pipe or file: seed from it
+	pipedStdin  bool          // standalone, no --domains, and stdin is a pipe or file: seed from it
 	revisit     time.Duration // requeue done hosts probed longer ago than this first (0: none)
 	crawl       crawl.Config
 	loop        worker.Config
@@ -89,7 +89,10 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 		},
 	}
 	cfg.stdin = c.App.Reader
-	if cfg.domains == "" && pipedStdin(c.App.Reader) != nil {
+	// Only a standalone run reads hosts from stdin it was not pointed at:
+	// a fleet probe started by a supervisor or ssh may have an open pipe
+	// for stdin that never ends, and would wait on it for ever.
+	if cfg.domains == "" && strings.TrimSpace(c.String("redis")) == "" && pipedStdin(c.App.Reader) != nil {
 		cfg.pipedStdin = true
 	}
 	if c.String("revisit") != "" {

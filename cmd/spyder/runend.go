@@ -48,10 +48,12 @@ func pipedStdin(r io.Reader) *os.File {
 	return nil
 }
 
-// seedImplicitStdin seeds b from piped stdin when no --domains was given.
-// An empty pipe seeds nothing and is no error: stdin was not meant as a
-// list then.
+// seedImplicitStdin seeds b from piped stdin when a standalone run was
+// given no --domains, saying so first: a run that waits on a pipe that
+// has not ended must not look hung. An empty pipe seeds nothing and is no
+// error: stdin was not meant as a list then.
 func seedImplicitStdin(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) (queue.SeedReport, error) {
+	log.Info("reading_stdin", "note", "no --domains: reading hosts from stdin until it ends")
 	rep, err := queue.SeedFile(ctx, b, "-", cfg.stdin, log)
 	if errors.Is(err, queue.ErrNoHosts) && rep.Lines == 0 {
 		return rep, nil
