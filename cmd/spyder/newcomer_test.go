@@ -142,7 +142,8 @@ func TestRun_HostsFromPipedStdin(t *testing.T) {
 // TestRun_FleetProbeIgnoresStdin: a fleet probe (--redis) whose stdin is a
 // pipe that never ends, as under a supervisor or ssh, does not read it: it
 // crawls the queue's host and exits (--exit-when-empty) rather than wait on
-// stdin for ever, and the host on the pipe is not queued.
+// stdin for ever, and the host on the pipe is not queued. Given --domains -
+// it does read stdin.
 func TestRun_FleetProbeIgnoresStdin(t *testing.T) {
 	t.Parallel()
 	backend := []string{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t)}
@@ -172,6 +173,13 @@ func TestRun_FleetProbeIgnoresStdin(t *testing.T) {
 	}
 	if n := len(logLines(p.log(), "reading_stdin")); n != 0 {
 		t.Errorf("fleet probe logged reading_stdin %d times, want none\n%s", n, p.log())
+	}
+
+	// Pointed at stdin with --domains -, a fleet probe reads it.
+	stdout, stderr, code := runBin(t, t.TempDir(), strings.NewReader("c.example.com\n"),
+		append([]string{"run", "--exit-when-empty", "--fake-probe", "--domains", "-", "--log-level=error"}, backend...)...)
+	if got := domainHosts(t, stdout); code != 0 || !slices.Equal(got, []string{"c.example.com"}) {
+		t.Errorf("fleet probe with --domains -: exit %d, domain nodes %v; want 0 and c.example.com\n%s", code, got, stderr)
 	}
 }
 
