@@ -47,8 +47,9 @@ func TestSystemServers(t *testing.T) {
 
 // TestServersFrom: a server list is taken as it is; a file gives the
 // servers it lists (comments and blank lines skipped); a bad line is an
-// error naming the file and line; neither a list nor a file is the list's
-// error.
+// error naming the file and line; a path (it has a /, or exists) that
+// cannot be read says so, naming the path once; a value that is neither a
+// list nor a path is the list's error.
 func TestServersFrom(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "resolvers.txt")
@@ -59,12 +60,18 @@ func TestServersFrom(t *testing.T) {
 		{"192.0.2.9", "192.0.2.9", ""},
 		{good, "192.0.2.1:53,192.0.2.2:5353,[2001:db8::1]:53", ""},
 		{bad, "", "resolver file " + bad + ": line 2: "},
-		{filepath.Join(dir, "missing.txt"), "", "want IP, host:port"},
+		{"missing.txt", "", "want IP, host:port"},
+		{filepath.Join(dir, "missing.txt"), "", "resolver file " + filepath.Join(dir, "missing.txt") + " could not be read: no such file or directory"},
+		{"/etc/no-such-resolvers.txt", "", "resolver file /etc/no-such-resolvers.txt could not be read: no such file or directory"},
+		{dir, "", "resolver file " + dir + " could not be read: is a directory"},
 	}
 	for _, tt := range tests {
 		got, err := ServersFrom(tt.in)
 		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
 			t.Errorf("ServersFrom(%q) = %q, %v; want %q, error with %q", tt.in, got, err, tt.want, tt.err)
+		}
+		if err != nil && strings.Count(err.Error(), tt.in) > 1 {
+			t.Errorf("ServersFrom(%q): %v names it more than once", tt.in, err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spyder-crawler/spyder"
+	"github.com/spyder-crawler/spyder/internal/errtext"
 )
 
 // Cooldown is how long a resolver that stopped answering is set
@@ -58,23 +59,23 @@ func ParseServers(s string) ([]string, error) {
 }
 
 // ServersFrom returns the servers s names, comma-separated as
-// [ParseServers] takes them: s itself, or, when s is a file (a path that
-// exists and is not a server list), the servers it lists, one or more a
-// line (comma-separated), with blank lines and # comments skipped, as
-// dnsx's and massdns's resolver files hold them. Errors name the file and
-// line.
+// [ParseServers] takes them: s itself, or, when s is a file (not a server
+// list, and a path that exists or has a /), the servers it lists, one or
+// more a line (comma-separated), with blank lines and # comments skipped,
+// as dnsx's and massdns's resolver files hold them. Errors name the file
+// and line; a file that cannot be read (missing, a directory) is said to
+// be one, rather than parsed as a server.
 func ServersFrom(s string) (string, error) {
-	if _, err := ParseServers(s); err == nil {
+	_, err := ParseServers(s)
+	if err == nil {
 		return s, nil
 	}
-	st, err := os.Stat(s)
-	if err != nil || st.IsDir() {
-		_, err := ParseServers(s)
+	if _, statErr := os.Stat(s); statErr != nil && !strings.Contains(s, "/") {
 		return "", err
 	}
 	data, err := os.ReadFile(s)
 	if err != nil {
-		return "", fmt.Errorf("resolver file %s: %w", s, err)
+		return "", fmt.Errorf("resolver file %s could not be read: %w", s, errtext.Path(err))
 	}
 	var all []string
 	for n, line := range strings.Split(string(data), "\n") {

@@ -210,6 +210,7 @@ func TestApp_BadBackend(t *testing.T) {
 		{"ParquetOutIsFile", run("--format", "parquet", "--out", notBolt), notBolt + " is a file; --format parquet writes a directory of tables"},
 		{"BadResolver", run("--resolver", "192.0.2.1:53,dns.example"), `--resolver: resolver "dns.example": want IP`},
 		{"BadResolverPort", run("--resolver", "[::1]:99999"), `--resolver: resolver "[::1]:99999": port "99999"`},
+		{"ResolverFileMissing", run("--resolver", "/nonexistent/resolvers.txt"), "--resolver: resolver file /nonexistent/resolvers.txt could not be read: no such file or directory"},
 		{"BadIngest", run("--ingest", "ftp://x"), `--ingest "ftp://x": want an http:// or https:// URL`},
 		{"ZeroConcurrency", run("--concurrency", "0"), "--concurrency 0: want at least 1"},
 		{"NegativeRate", run("--rate", "-1"), "--rate -1: want 0 (no limit) or more"},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spyder-crawler/spyder/crawl/crawltest"
+	"github.com/spyder-crawler/spyder/store/redisstore/redistest"
 )
 
 // runBin runs the built binary in dir with stdin (nil: /dev/null) and no
@@ -69,7 +70,8 @@ func domainHosts(t *testing.T, stdout string) []string {
 // TestRun_NothingToCrawl: the README's first command run twice (`spyder
 // run --domains=list.txt > graph.jsonl`) crawls the list, then says in one
 // line that every host is done and how to crawl them again, and exits 1
-// instead of writing nothing behind an exit 0; a mistyped --db with no
+// instead of writing nothing behind an exit 0 (one host piped twice is
+// "it", not "them"); a mistyped --db with no
 // --domains says its queue holds no hosts, exits 1 and leaves no file.
 func TestRun_NothingToCrawl(t *testing.T) {
 	t.Parallel()
@@ -92,6 +94,18 @@ func TestRun_NothingToCrawl(t *testing.T) {
 		}
 	}
 
+	// One host, piped twice: the second run says "it", not "them".
+	one := []string{"run", "--db=one.db", "--fake-probe", "--log-level=error"}
+	if _, stderr, code := runBin(t, dir, strings.NewReader("c.example.com\n"), one...); code != 0 {
+		t.Fatalf("first run of one host from stdin: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = runBin(t, dir, strings.NewReader("c.example.com\n"), one...)
+	lines = strings.Split(strings.TrimSpace(stderr), "\n")
+	last = lines[len(lines)-1]
+	if want := "the one host of stdin is done in one.db; crawl it again with --revisit"; code != 1 || !strings.Contains(last, want) {
+		t.Errorf("second run of one host from stdin: exit %d, last line %q; want 1 and %q", code, last, want)
+	}
+
 	_, stderr, code = runBin(t, dir, nil, "run", "--db=typo.db", "--fake-probe", "--log-level=error")
 	if want := "spyder: nothing to crawl: typo.db holds no hosts"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("run --db=typo.db: exit %d, stderr %q; want 1 and %q", code, stderr, want)
@@ -102,8 +116,9 @@ func TestRun_NothingToCrawl(t *testing.T) {
 }
 
 // TestRun_HostsFromPipedStdin: with no --domains, hosts piped to stdin are
-// crawled (and rank,domain lines give their host column); with stdin
-// /dev/null, nothing is read and the empty queue is said.
+// crawled (and rank,domain lines give their host column), after a log
+// line saying stdin is read; with stdin /dev/null, nothing is read and the
+// empty queue is said.
 func TestRun_HostsFromPipedStdin(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -115,9 +130,56 @@ func TestRun_HostsFromPipedStdin(t *testing.T) {
 	if seeded := logLines(stderr, "seeded"); len(seeded) != 1 || seeded[0]["file"] != "-" || seeded[0]["added"] != 2.0 {
 		t.Errorf("seeded log lines %v, want one from stdin (-) with added=2", seeded)
 	}
+	if reading := logLines(stderr, "reading_stdin"); len(reading) != 1 || strings.Index(stderr, `"reading_stdin"`) > strings.Index(stderr, `"seeded"`) {
+		t.Errorf("reading_stdin log lines %v, want one before the seeded line, saying why the run waits on stdin\n%s", reading, stderr)
+	}
 	_, stderr, code = runBin(t, t.TempDir(), nil, "run", "--fake-probe", "--log-level=error")
 	if code != 1 || !strings.Contains(stderr, "holds no hosts") {
 		t.Errorf("spyder run < /dev/null on a new queue: exit %d, stderr %q; want 1, holds no hosts", code, stderr)
+	}
+}
+
+// TestRun_FleetProbeIgnoresStdin: a fleet probe (--redis) whose stdin is a
+// pipe that never ends, as under a supervisor or ssh, does not read it: it
+// crawls the queue's host and exits (--exit-when-empty) rather than wait on
+// stdin for ever, and the host on the pipe is not queued. Given --domains -
+// it does read stdin.
+func TestRun_FleetProbeIgnoresStdin(t *testing.T) {
+	t.Parallel()
+	backend := []string{"--redis", redistest.Addr(t), "--queue-key", redistest.Prefix(t)}
+	runApp(t, append([]string{"queue", "seed"}, append(backend, mustDomains(t, []string{"a.example.com"}))...)...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close() // open until the probe is done: stdin never ends
+	if _, err := io.WriteString(pw, "b.example.com\n"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	cmd := exec.Command(mustBinary(t), append([]string{"run", "--exit-when-empty", "--fake-probe", "--out", out, "--log-level=info"}, backend...)...)
+	cmd.Stdin = pr
+	p := startProc(t, cmd)
+	if err := p.wait(t, 60*time.Second); err != nil {
+		t.Fatalf("fleet probe with an open pipe for stdin: %v\n%s", err, p.log())
+	}
+	var got []string
+	for _, d := range mustReadBatches(t, out).Domains {
+		got = append(got, string(d.Host))
+	}
+	if !slices.Equal(got, []string{"a.example.com"}) {
+		t.Errorf("fleet probe wrote domain nodes %v, want only the queue's a.example.com (stdin is not read)", got)
+	}
+	if n := len(logLines(p.log(), "reading_stdin")); n != 0 {
+		t.Errorf("fleet probe logged reading_stdin %d times, want none\n%s", n, p.log())
+	}
+
+	// Pointed at stdin with --domains -, a fleet probe reads it.
+	stdout, stderr, code := runBin(t, t.TempDir(), strings.NewReader("c.example.com\n"),
+		append([]string{"run", "--exit-when-empty", "--fake-probe", "--domains", "-", "--log-level=error"}, backend...)...)
+	if got := domainHosts(t, stdout); code != 0 || !slices.Equal(got, []string{"c.example.com"}) {
+		t.Errorf("fleet probe with --domains -: exit %d, domain nodes %v; want 0 and c.example.com\n%s", code, got, stderr)
 	}
 }
 

@@ -35,10 +35,10 @@ func runCommand() *cli.Command {
 			"where it left off when started again. With --redis it is one probe of a fleet: it\n" +
 			"works until signalled (or --exit-when-empty). Ctrl-C finishes the hosts in flight\n" +
 			"(up to --grace) and hands the rest back; a second Ctrl-C exits at once.\n\n" +
-			"Hosts come from --domains, or from stdin when it is a pipe or a file (cat list | spyder\n" +
-			"run), or from the queue. A standalone run with nothing pending once seeded (every host\n" +
-			"already done, or an empty --db) writes nothing and exits 1 saying so, unless it replays\n" +
-			"batches an earlier run spooled for --ingest.\n\n" + exitHelp,
+			"Hosts come from --domains, or, standalone, from stdin when it is a pipe or a file (cat\n" +
+			"list | spyder run), or from the queue. A standalone run with nothing pending once\n" +
+			"seeded (every host already done, or an empty --db) writes nothing and exits 1 saying\n" +
+			"so, unless it replays batches an earlier run spooled for --ingest.\n\n" + exitHelp,
 		Flags:  runFlags(),
 		Action: runAction,
 	})
@@ -152,10 +152,11 @@ func start(c *cli.Context, cfg runConfig, log *slog.Logger) (store.Backend, *run
 	return b, r, nil
 }
 
-// prepare seeds the queue from --domains (or piped stdin), queues again
-// the hosts due for a --revisit and, standalone, hands back the leases an
-// earlier run left in the file, then refuses a queue with nothing left to
-// crawl (errNothingToDo), which start's caller reports before any output.
+// prepare seeds the queue from --domains (or, standalone, piped stdin),
+// queues again the hosts due for a --revisit and, standalone, hands back
+// the leases an earlier run left in the file, then refuses a queue with
+// nothing left to crawl (errNothingToDo), which start's caller reports
+// before any output.
 func prepare(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) error {
 	var rep *queue.SeedReport
 	switch {

@@ -21,7 +21,7 @@ import (
 type runConfig struct {
 	domains     string        // seed from this file first ("-": stdin)
 	stdin       io.Reader     // what "-" reads: the app's Reader
-	pipedStdin  bool          // no --domains, and stdin is a pipe or file: seed from it
+	pipedStdin  bool          // standalone, no --domains, and stdin is a pipe or file: seed from it
 	revisit     time.Duration // requeue done hosts probed longer ago than this first (0: none)
 	crawl       crawl.Config
 	loop        worker.Config
@@ -51,6 +51,10 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err := checkRunFlags(c); err != nil {
 		return runConfig{}, err
 	}
+	memLimit, err := parseSize(c.String("memory-limit"))
+	if err != nil {
+		return runConfig{}, usagef("--memory-limit %q: %v", c.String("memory-limit"), err)
+	}
 	keyFn, err := limiter.ParseKeyFunc(c.String("limit-key"))
 	if err != nil {
 		return runConfig{}, usagef("--limit-key %q: want host, apex or ip", c.String("limit-key"))
@@ -65,7 +69,6 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 	if err != nil {
 		return runConfig{}, err
 	}
-	memLimit, _ := parseSize(c.String("memory-limit")) // checked above
 	cfg := runConfig{
 		domains: c.String("domains"), rate: c.Float64("rate"), burst: c.Int("burst"),
 		fleetLimit: c.Bool("fleet-limiter"), exitIfEmpty: c.Bool("exit-when-empty"),
@@ -86,7 +89,10 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 		},
 	}
 	cfg.stdin = c.App.Reader
-	if cfg.domains == "" && pipedStdin(c.App.Reader) != nil {
+	// Only a standalone run reads hosts from stdin it was not pointed at:
+	// a fleet probe started by a supervisor or ssh may have an open pipe
+	// for stdin that never ends, and would wait on it for ever.
+	if cfg.domains == "" && strings.TrimSpace(c.String("redis")) == "" && pipedStdin(c.App.Reader) != nil {
 		cfg.pipedStdin = true
 	}
 	if c.String("revisit") != "" {
@@ -109,9 +115,6 @@ func newRunConfig(c *cli.Context) (runConfig, error) {
 func checkRunFlags(c *cli.Context) error {
 	if n := c.Int("concurrency"); n < 1 {
 		return usagef("--concurrency %d: want at least 1", n)
-	}
-	if _, err := parseSize(c.String("memory-limit")); err != nil {
-		return usagef("--memory-limit %q: %v", c.String("memory-limit"), err)
 	}
 	if err := checkLeaseFlags(c); err != nil {
 		return err

@@ -48,10 +48,12 @@ func pipedStdin(r io.Reader) *os.File {
 	return nil
 }
 
-// seedImplicitStdin seeds b from piped stdin when no --domains was given.
-// An empty pipe seeds nothing and is no error: stdin was not meant as a
-// list then.
+// seedImplicitStdin seeds b from piped stdin when a standalone run was
+// given no --domains, saying so first: a run that waits on a pipe that
+// has not ended must not look hung. An empty pipe seeds nothing and is no
+// error: stdin was not meant as a list then.
 func seedImplicitStdin(ctx context.Context, cfg runConfig, b store.Backend, log *slog.Logger) (queue.SeedReport, error) {
+	log.Info("reading_stdin", "note", "no --domains: reading hosts from stdin until it ends")
 	rep, err := queue.SeedFile(ctx, b, "-", cfg.stdin, log)
 	if errors.Is(err, queue.ErrNoHosts) && rep.Lines == 0 {
 		return rep, nil
@@ -74,18 +76,18 @@ func errNothingToDo(cfg runConfig, name string, rep *queue.SeedReport, st queue.
 	if st.Dead > 0 {
 		dead = fmt.Sprintf("; %d hosts are dead (`spyder queue dead list`, `spyder queue dead retry`)", st.Dead)
 	}
-	again := "crawl them again with --revisit AGE (the hosts probed longer ago than AGE), or start afresh with another --db"
+	again := func(them string) string {
+		return "crawl " + them + " again with --revisit AGE (the hosts probed longer ago than AGE), or start afresh with another --db"
+	}
 	switch {
+	case rep != nil && rep.Duplicate == 1:
+		return nothingToDo{fmt.Errorf("nothing to crawl: the one host of %s is done in %s%s; %s", seedName(cfg), name, dead, again("it"))}
 	case rep != nil && rep.Duplicate > 0:
-		hosts := fmt.Sprintf("the %d hosts of %s are all", rep.Duplicate, seedName(cfg))
-		if rep.Duplicate == 1 {
-			hosts = "the one host of " + seedName(cfg) + " is"
-		}
-		return nothingToDo{fmt.Errorf("nothing to crawl: %s done in %s%s; %s", hosts, name, dead, again)}
+		return nothingToDo{fmt.Errorf("nothing to crawl: the %d hosts of %s are all done in %s%s; %s", rep.Duplicate, seedName(cfg), name, dead, again("them"))}
 	case st.Seen == 0:
 		return nothingToDo{fmt.Errorf("nothing to crawl: %s holds no hosts (a new file, or a mistyped --db?); give --domains FILE or pipe hosts to stdin", name)}
 	}
-	return nothingToDo{fmt.Errorf("nothing to crawl: every host in %s is done%s; give --domains with new hosts, or %s", name, dead, again)}
+	return nothingToDo{fmt.Errorf("nothing to crawl: every host in %s is done%s; give --domains with new hosts, or %s", name, dead, again("them"))}
 }
 
 // seedName is how errNothingToDo calls where the hosts came from.

@@ -38,7 +38,7 @@ func runFlags() []cli.Flag {
 	hostname, _ := os.Hostname()
 	flags := []cli.Flag{
 		str(&cli.StringFlag{Name: "domains", Category: catQueue, TakesFile: true, EnvVars: env("DOMAINS"),
-			Usage: "seed the queue from this `FILE` first: one host (or URL) per line, # comments, or a top list's rank,host CSV lines (Tranco, Umbrella); - for stdin, which is also read without --domains when it is a pipe or a file"}),
+			Usage: "seed the queue from this `FILE` first: one host (or URL) per line, # comments, or a top list's rank,host CSV lines (Tranco, Umbrella); - for stdin, which a standalone run (no --redis) also reads without --domains when it is a pipe or a file"}),
 		integer(&cli.IntFlag{Name: "concurrency", Value: defaultConcurrency, Category: catCrawl, EnvVars: env("CONCURRENCY"),
 			Usage: "the most hosts probed at once: the adaptive limit grows up to this while the process keeps up (docs/concurrency.md)"}),
 		altsrc.NewFloat64Flag(&cli.Float64Flag{Name: "rate", Value: limiter.DefaultPerSecond, Category: catCrawl, EnvVars: env("RATE"),
