@@ -54,11 +54,14 @@ func TestLimit_StarvedProcessShrinksThenGrows(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var moves atomic.Int64
 	done := make(chan struct{})
-	go func() { defer close(done); l.Run(ctx, func(_ State, moved bool) {
+	go func() {
+		defer close(done)
+		l.Run(ctx, func(_ State, moved bool) {
 			if moved {
 				moves.Add(1)
 			}
-		}) }()
+		})
+	}()
 	defer func() { cancel(); <-done }()
 	n, _ := l.Acquire(ctx, 1024) // the limit is in use
 	start := time.Now()
