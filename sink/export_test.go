@@ -1,0 +1,9 @@
+package sink
+
+// SetJournalCreated makes f run inside newJournal, after the journal is
+// created and locked and before it takes its .jsonl name, until the test
+// ends: tests put another probe's recovery at that point.
+func SetJournalCreated(t interface{ Cleanup(func()) }, f func()) {
+	journalCreated = f
+	t.Cleanup(func() { journalCreated = nil })
+}
