@@ -7,3 +7,10 @@ func SetJournalCreated(t interface{ Cleanup(func()) }, f func()) {
 	journalCreated = f
 	t.Cleanup(func() { journalCreated = nil })
 }
+
+// SetJournalOpened makes f run inside recovery, after a journal is opened
+// and before it is locked, until the test ends.
+func SetJournalOpened(t interface{ Cleanup(func()) }, f func()) {
+	journalOpened = f
+	t.Cleanup(func() { journalOpened = nil })
+}

@@ -224,6 +224,9 @@ func (p *Parquet) recoverOne(path string) error {
 		return nil // another probe converted and removed it meanwhile
 	}
 	defer f.Close()
+	if journalOpened != nil {
+		journalOpened()
+	}
 	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		return nil // a live probe's
 	}
@@ -235,6 +238,10 @@ func (p *Parquet) recoverOne(path string) error {
 	p.written = append(p.written, files...)
 	return err
 }
+
+// journalOpened, when set (by tests), runs after recoverOne has opened a
+// journal and before it locks it.
+var journalOpened func()
 
 // stillNamed reports whether f is the file path names now.
 func stillNamed(f *os.File, path string) bool {

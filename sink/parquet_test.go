@@ -1,6 +1,7 @@
 package sink_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -315,6 +316,50 @@ func TestParquet_NewJournalIsNeverTakenByRecovery(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
+	other.Close()
+	if n := duckdbtest.Count(t, fmt.Sprintf(`SELECT count(*) FROM read_parquet('%s/domains/*.parquet')`, dir)); n != 3 {
+		t.Errorf("domains rows: %d, want the batch's 3", n)
+	}
+	if left := hidden(t, dir); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestParquet_JournalConvertedMeanwhileIsDone: a left journal that another
+// probe converts and removes between this probe's opening it and locking
+// it counts as converted: this probe neither converts it again nor fails
+// to open the directory, and its batch is in the parts once.
+func TestParquet_JournalConvertedMeanwhileIsDone(t *testing.T) {
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	if err := os.MkdirAll(filepath.Join(dir, sink.JournalDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line, err := json.Marshal(variedBatch(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, sink.JournalDir, "old_r_x.jsonl"), append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var other *sink.Parquet
+	sink.SetJournalOpened(t, func() {
+		sink.SetJournalOpened(t, nil)
+		if other, err = sink.OpenParquet(dir, sink.ParquetConfig{ProbeID: "b", RunID: "r"}, log); err != nil {
+			t.Errorf("the other probe's open: %v", err)
+		}
+	})
+	p, err := sink.OpenParquet(dir, sink.ParquetConfig{ProbeID: "a", RunID: "r"}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == nil {
+		t.Fatal("the other probe did not open the directory during recovery")
+	}
+	if n, m := len(p.Written()), len(other.Written()); n != 0 || m != 5 {
+		t.Errorf("part files: %d by this probe, %d by the other; want 0 and 5", n, m)
+	}
+	p.Close()
 	other.Close()
 	if n := duckdbtest.Count(t, fmt.Sprintf(`SELECT count(*) FROM read_parquet('%s/domains/*.parquet')`, dir)); n != 3 {
 		t.Errorf("domains rows: %d, want the batch's 3", n)
