@@ -162,10 +162,9 @@ func (p *Parquet) Written() []string {
 	return append([]string(nil), p.written...)
 }
 
-// roll converts the open journal, if any, in the background (append has
-// synced every batch in it),
-// once the conversion before it is done, so that batches go on being
-// written meanwhile. The journal stays locked until it is converted and
+// roll converts the open journal, if any, in the background, once the
+// conversion before it is done, so that batches go on being written
+// meanwhile; append has already synced every batch in it. The journal stays locked until it is converted and
 // removed, or its conversion failed (the next run converts it then).
 func (p *Parquet) roll() error {
 	j := p.j
@@ -219,7 +218,7 @@ func (p *Parquet) recover() error {
 // recoverOne converts the journal at path unless a live probe holds it or
 // it is gone.
 func (p *Parquet) recoverOne(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil // another probe converted and removed it meanwhile
 	}
