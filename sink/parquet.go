@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,9 +162,9 @@ func (p *Parquet) Written() []string {
 	return append([]string(nil), p.written...)
 }
 
-// roll syncs the open journal, if any, and converts it in the background,
-// once the conversion before it is done, so that batches go on being
-// written meanwhile. The journal stays locked until it is converted and
+// roll converts the open journal, if any, in the background, once the
+// conversion before it is done, so that batches go on being written
+// meanwhile; append has already synced every batch in it. The journal stays locked until it is converted and
 // removed, or its conversion failed (the next run converts it then).
 func (p *Parquet) roll() error {
 	j := p.j
@@ -171,15 +172,11 @@ func (p *Parquet) roll() error {
 		return nil
 	}
 	p.j = nil
-	if err := j.f.Sync(); err != nil {
-		j.f.Close()
-		return fmt.Errorf("%s: %w", j.path, diskRefuses(err))
-	}
 	p.wait()
 	done := make(chan converted, 1)
 	p.converting = done
 	go func() {
-		files, err := p.convert(j.path)
+		files, err := p.convert(j.f, j.path)
 		j.f.Close()
 		done <- converted{files, err}
 	}()
@@ -202,46 +199,70 @@ func (p *Parquet) wait() {
 }
 
 // recover converts every journal in the directory that no probe holds.
+// A journal is converted from the handle this probe locked, and only if
+// that handle is still the file of its name: one another probe converted
+// and removed between the glob and the lock counts as done.
 func (p *Parquet) recover() error {
 	paths, err := filepath.Glob(filepath.Join(p.dir, JournalDir, "*.jsonl"))
 	if err != nil {
 		return err
 	}
 	for _, path := range paths {
-		f, err := os.Open(path)
-		if err != nil {
-			continue // another probe converted and removed it meanwhile
-		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			f.Close() // a live probe's
-			continue
-		}
-		p.log.Info("parquet_journal", "file", path, "note", "converting the journal an earlier run left into part files")
-		files, err := p.convert(path)
-		p.written = append(p.written, files...)
-		f.Close()
-		if err != nil {
+		if err := p.recoverOne(path); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// convert writes the batches of the journal at path as part files named
-// after it, then removes it. A last line cut short (a run killed inside a
-// write, whose batch was never acknowledged) is left out.
-func (p *Parquet) convert(path string) ([]string, error) {
+// recoverOne converts the journal at path unless a live probe holds it or
+// it is gone.
+func (p *Parquet) recoverOne(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, errtext.Path(err))
+		return nil // another probe converted and removed it meanwhile
 	}
 	defer f.Close()
+	if journalOpened != nil {
+		journalOpened()
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return nil // a live probe's
+	}
+	if !stillNamed(f, path) {
+		return nil // converted and removed by another probe before our lock
+	}
+	p.log.Info("parquet_journal", "file", path, "note", "converting the journal an earlier run left into part files")
+	files, err := p.convert(f, path)
+	p.written = append(p.written, files...)
+	return err
+}
+
+// journalOpened, when set (by tests), runs after recoverOne has opened a
+// journal and before it locks it.
+var journalOpened func()
+
+// stillNamed reports whether f is the file path names now.
+func stillNamed(f *os.File, path string) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	named, err := os.Stat(path)
+	return err == nil && os.SameFile(held, named)
+}
+
+// convert writes the batches of the journal f, locked by this probe and
+// named path, as part files named after it, then removes it. It reads f
+// from its start whatever f's offset. A last line cut short (a run killed
+// inside a write, whose batch was never acknowledged) is left out.
+func (p *Parquet) convert(f *os.File, path string) ([]string, error) {
 	prefix := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	w, err := tables.NewWriter(p.dir, prefix, p.cfg.Tables)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.readJournal(f, path, w.Add); err != nil {
+	if err := p.readJournal(io.NewSectionReader(f, 0, math.MaxInt64), path, w.Add); err != nil {
 		w.Abort()
 		return w.Written(), err
 	}
@@ -288,8 +309,15 @@ type journal struct {
 	opened time.Time
 }
 
+// journalCreated, when set (by tests), runs after newJournal has created
+// and locked a journal and before the journal takes its .jsonl name.
+var journalCreated func()
+
 // newJournal creates and locks a journal whose name no other probe's can
-// take: the probe and run IDs, the time and a random suffix.
+// take: the probe and run IDs, the time and a random suffix. It is created
+// and locked as .<name>.tmp, which recover's glob does not match, and only
+// then renamed to <name>.jsonl: no probe ever sees a journal unlocked
+// while its writer holds it.
 func (p *Parquet) newJournal() (*journal, error) {
 	now := p.cfg.Now()
 	var r [4]byte
@@ -297,15 +325,38 @@ func (p *Parquet) newJournal() (*journal, error) {
 	name := fmt.Sprintf("%s_%s_%s_%s.jsonl", fileSafe(p.cfg.ProbeID), fileSafe(p.cfg.RunID),
 		now.UTC().Format("20060102T150405.000000000Z"), hex.EncodeToString(r[:]))
 	path := filepath.Join(p.dir, JournalDir, name)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	tmp := filepath.Join(p.dir, JournalDir, "."+name+".tmp")
+	f, err := createLocked(tmp)
+	if err != nil {
+		return nil, err
+	}
+	if journalCreated != nil {
+		journalCreated()
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("%s: %w", path, errtext.Path(err))
+	}
+	if err := tables.SyncDir(filepath.Dir(path)); err != nil { // the name the batches are found by after a crash
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, diskRefuses(err))
+	}
+	return &journal{path: path, f: f, opened: now}, nil
+}
+
+// createLocked creates the file path, which must not exist, and locks it.
+func createLocked(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, errtext.Path(err))
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
+		os.Remove(path)
 		return nil, fmt.Errorf("%s: lock: %w", path, err)
 	}
-	return &journal{path: path, f: f, opened: now}, nil
+	return f, nil
 }
 
 // append writes line and syncs it; a write that fails part way is cut

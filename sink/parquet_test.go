@@ -1,6 +1,7 @@
 package sink_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -256,4 +257,114 @@ func TestParquet_LiveJournalIsLeftAlone(t *testing.T) {
 		t.Errorf("probe a wrote %d part files, want 5", n)
 	}
 	b.Close()
+}
+
+// unlockedJournals lists the journals under dir that a probe could lock,
+// that is which no live writer holds.
+func unlockedJournals(t *testing.T, dir string) []string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, sink.JournalDir, "*.jsonl"))
+	var out []string
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			out = append(out, path)
+		}
+		f.Close()
+	}
+	return out
+}
+
+// TestParquet_NewJournalIsNeverTakenByRecovery: another probe opening the
+// directory while this one creates its journal, at the point between
+// creating the file and locking it, neither sees an unlocked journal nor
+// converts and removes the new one, so the batch written to it reaches a
+// part. (Were the journal created under its .jsonl name and locked after,
+// the other probe would convert it empty and remove it, and the batch
+// would be synced into an unlinked file and lost.)
+func TestParquet_NewJournalIsNeverTakenByRecovery(t *testing.T) {
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	a, err := sink.OpenParquet(dir, sink.ParquetConfig{ProbeID: "a", RunID: "r"}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other *sink.Parquet
+	sink.SetJournalCreated(t, func() {
+		if open := unlockedJournals(t, dir); len(open) > 0 {
+			t.Errorf("while a journal is created: unlocked %v", open)
+		}
+		if other, err = sink.OpenParquet(dir, sink.ParquetConfig{ProbeID: "b", RunID: "r"}, log); err != nil {
+			t.Errorf("the other probe's open: %v", err)
+		}
+	})
+	if err := a.WriteBatch(t.Context(), variedBatch(0)); err != nil {
+		t.Fatal(err)
+	}
+	if other == nil {
+		t.Fatal("the other probe did not open the directory while the journal was created")
+	}
+	if n := len(other.Written()); n != 0 {
+		t.Errorf("the other probe converted %d part files of the new journal", n)
+	}
+	if open := unlockedJournals(t, dir); len(open) > 0 {
+		t.Errorf("after the write: unlocked %v", open)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	if n := duckdbtest.Count(t, fmt.Sprintf(`SELECT count(*) FROM read_parquet('%s/domains/*.parquet')`, dir)); n != 3 {
+		t.Errorf("domains rows: %d, want the batch's 3", n)
+	}
+	if left := hidden(t, dir); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestParquet_JournalConvertedMeanwhileIsDone: a left journal that another
+// probe converts and removes between this probe's opening it and locking
+// it counts as converted: this probe neither converts it again nor fails
+// to open the directory, and its batch is in the parts once.
+func TestParquet_JournalConvertedMeanwhileIsDone(t *testing.T) {
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	if err := os.MkdirAll(filepath.Join(dir, sink.JournalDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line, err := json.Marshal(variedBatch(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, sink.JournalDir, "old_r_x.jsonl"), append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var other *sink.Parquet
+	sink.SetJournalOpened(t, func() {
+		sink.SetJournalOpened(t, nil)
+		if other, err = sink.OpenParquet(dir, sink.ParquetConfig{ProbeID: "b", RunID: "r"}, log); err != nil {
+			t.Errorf("the other probe's open: %v", err)
+		}
+	})
+	p, err := sink.OpenParquet(dir, sink.ParquetConfig{ProbeID: "a", RunID: "r"}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == nil {
+		t.Fatal("the other probe did not open the directory during recovery")
+	}
+	if n, m := len(p.Written()), len(other.Written()); n != 0 || m != 5 {
+		t.Errorf("part files: %d by this probe, %d by the other; want 0 and 5", n, m)
+	}
+	p.Close()
+	other.Close()
+	if n := duckdbtest.Count(t, fmt.Sprintf(`SELECT count(*) FROM read_parquet('%s/domains/*.parquet')`, dir)); n != 3 {
+		t.Errorf("domains rows: %d, want the batch's 3", n)
+	}
+	if left := hidden(t, dir); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
 }

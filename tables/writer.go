@@ -1,7 +1,6 @@
 package tables
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -166,28 +165,52 @@ func (p *part) tables() map[string]closer {
 	return m
 }
 
-// add adds b's rows to the part's tables. The rows keep no memory of b,
-// which the caller may reuse.
+// add adds b's rows to the part's tables, stopping at the first row a
+// table refuses. The rows keep no memory of b, which the caller may reuse.
 func (p *part) add(b *spyder.Batch) error {
 	o := origin{ProbeID: b.ProbeID, RunID: b.RunID, BatchID: b.BatchID}
-	var errs []error
-	for i := range b.NodesDomain {
-		errs = append(errs, p.domains.add(domainRow(&b.NodesDomain[i], o)))
+	if err := p.addNodes(b, o); err != nil {
+		return fmt.Errorf("parquet output: %w", err)
 	}
-	for i := range b.NodesIP {
-		errs = append(errs, p.ips.add(ipRow(&b.NodesIP[i], o)))
+	if err := p.addEdgesAndOutcomes(b, o); err != nil {
+		return fmt.Errorf("parquet output: %w", err)
 	}
-	for i := range b.NodesCert {
-		errs = append(errs, p.certs.add(certRow(&b.NodesCert[i], o)))
-	}
+	return nil
+}
+
+// addEdgesAndOutcomes adds b's edges and host outcomes, stopping at the
+// first row a table refuses.
+func (p *part) addEdgesAndOutcomes(b *spyder.Batch, o origin) error {
 	for i := range b.Edges {
-		errs = append(errs, p.edges.add(edgeRow(&b.Edges[i], b.BatchID)))
+		if err := p.edges.add(edgeRow(&b.Edges[i], b.BatchID)); err != nil {
+			return err
+		}
 	}
 	for i := range b.Outcomes {
-		errs = append(errs, p.probes.add(probeRow(&b.Outcomes[i], b.Timestamp, o)))
+		if err := p.probes.add(probeRow(&b.Outcomes[i], b.Timestamp, o)); err != nil {
+			return err
+		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("parquet output: %w", err)
+	return nil
+}
+
+// addNodes adds b's domain, IP and certificate nodes, stopping at the
+// first row a table refuses.
+func (p *part) addNodes(b *spyder.Batch, o origin) error {
+	for i := range b.NodesDomain {
+		if err := p.domains.add(domainRow(&b.NodesDomain[i], o)); err != nil {
+			return err
+		}
+	}
+	for i := range b.NodesIP {
+		if err := p.ips.add(ipRow(&b.NodesIP[i], o)); err != nil {
+			return err
+		}
+	}
+	for i := range b.NodesCert {
+		if err := p.certs.add(certRow(&b.NodesCert[i], o)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -89,3 +89,66 @@ func TestWriter_PartsRollAndAppearWhole(t *testing.T) {
 		return nil
 	})
 }
+
+// convertOnce writes batches 0..4 with prefix "j" under dir, as a
+// journal's conversion does (two parts: 12 edges, then 8), and returns
+// the part files written.
+func convertOnce(t *testing.T, dir string) []string {
+	t.Helper()
+	w, err := tables.NewWriter(dir, "j", tables.Options{PartRows: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := w.Add(batch(i, 4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.Written()
+}
+
+// partRows maps every file under dir to its row count.
+func partRows(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	got := map[string]int64{}
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			got[path] = rows(t, path)
+		}
+		return nil
+	})
+	return got
+}
+
+// TestWriter_SameInputTwiceLeavesItOnce: converting the same batches with
+// the same prefix again, as the next run does with a journal whose run
+// was killed after its parts were renamed into place but before it was
+// removed, leaves the same files with the same rows: no row twice.
+func TestWriter_SameInputTwiceLeavesItOnce(t *testing.T) {
+	dir := t.TempDir()
+	first := convertOnce(t, dir)
+	before := partRows(t, dir)
+	second := convertOnce(t, dir)
+	if !slices.Equal(first, second) {
+		t.Errorf("second conversion wrote %v, the first %v", second, first)
+	}
+	after := partRows(t, dir)
+	if len(after) != len(before) || len(before) != 2*len(tables.Names) {
+		t.Fatalf("files after the second conversion: %v; after the first: %v (want 2 parts of %d tables)", after, before, len(tables.Names))
+	}
+	var edges int64
+	for path, n := range before {
+		if after[path] != n {
+			t.Errorf("%s: %d rows after the second conversion, %d after the first", path, after[path], n)
+		}
+		if filepath.Base(filepath.Dir(path)) == tables.Edges {
+			edges += n
+		}
+	}
+	if edges != 20 {
+		t.Errorf("edges: %d rows, want the batches' 20", edges)
+	}
+}
