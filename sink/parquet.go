@@ -164,8 +164,9 @@ func (p *Parquet) Written() []string {
 
 // roll converts the open journal, if any, in the background, once the
 // conversion before it is done, so that batches go on being written
-// meanwhile; append has already synced every batch in it. The journal stays locked until it is converted and
-// removed, or its conversion failed (the next run converts it then).
+// meanwhile; append has already synced every batch in it. The journal
+// stays locked until it is converted and removed, or its conversion
+// failed (the next run converts it then).
 func (p *Parquet) roll() error {
 	j := p.j
 	if j == nil {
