@@ -153,8 +153,8 @@ func newChaos(t *testing.T, cfg chaosConfig, w *crawltest.World, rnd *rand.Rand)
 }
 
 // run seeds the hosts over the first 85% of the fault phase, injects
-// faults until it ends, heals everything, waits for the fleet to finish
-// and stops it.
+// faults until it ends, heals everything, seeds what is left, waits for
+// the fleet to finish and stops it.
 func (c *chaos) run() {
 	t, cfg := c.t, c.cfg
 	c.start = time.Now()
@@ -207,11 +207,11 @@ func (c *chaos) run() {
 			nextFault = time.Now().Add(c.gap())
 		}
 	}
-	if len(c.seeded) < len(c.w.Seeds) {
-		c.seed(c.w.Seeds[len(c.seeded):])
-	}
 	t.Logf("faults stop after %v; healing and draining", time.Since(c.start).Round(time.Second))
 	c.endDue(true)
+	if len(c.seeded) < len(c.w.Seeds) { // after healing: Redis may have been down as the faults stopped
+		c.seed(c.w.Seeds[len(c.seeded):])
+	}
 	c.drain()
 }
 
